@@ -1,0 +1,21 @@
+"""gpubcast: broadcasting elementwise tensor ops with the exact semantics of ONNX and OpenVINO.
+
+The planner (``broadcast_shapes``, ``plan``) turns shapes and a rule set into
+an output shape and per-operand strides; backends (NumPy reference, Numba,
+CUDA) execute plans; front ends (this module's NumPy-style functions,
+``gpubcast.onnx``, ``gpubcast.openvino``) translate.
+"""
+
+from . import ops
+from .api import *  # noqa: F401,F403  (the generated NumPy-style functions)
+from .api import broadcast_to, expand, prelu, where
+from .dtypes import bfloat16
+from .errors import BroadcastError
+from .plan import BroadcastPlan, plan
+from .rules import RULES, broadcast_shapes
+
+__version__ = "0.1.0"
+
+__all__ = ["BroadcastError", "BroadcastPlan", "RULES", "bfloat16", "broadcast_shapes", "broadcast_to",
+           "expand", "ops", "plan", "prelu", "where",
+           *(n for n in ops.BINARY if n not in ("div_trunc", "prelu"))]

@@ -1,0 +1,91 @@
+"""The NumPy/CuPy-style functions, generated from the op registry.
+
+Every binary op of ``ops.BINARY`` becomes ``f(x1, x2, /, out=None, *,
+broadcast="numpy", axis=-1, dtype=None, backend=None)``; ``where``, ``prelu``,
+``broadcast_to`` and ``expand`` are written out.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from . import ops
+from .dispatch import apply
+from .rules import check_shape
+
+BROADCASTS = ("numpy", "pdpd", "none")
+MODES = {"numpy": "numpy_to", "bidirectional": "bidirectional", "explicit": "explicit", "pdpd": "pdpd"}
+
+
+def _rule(broadcast: str) -> str:
+    if broadcast not in BROADCASTS:
+        raise ValueError(f"broadcast={broadcast!r} is not a rule for elementwise ops; choose one of "
+                         f"{', '.join(map(repr, BROADCASTS))}")
+    return broadcast
+
+
+def _binary(op: ops.Op):
+    def f(x1, x2, /, out=None, *, broadcast="numpy", axis=-1, dtype=None, backend=None):
+        return apply(op, (x1, x2), rule=_rule(broadcast), axis=axis, out=out, dtype=dtype, backend=backend)
+
+    f.__name__ = f.__qualname__ = op.name
+    f.__doc__ = (f"{op.doc}, elementwise with broadcasting.\n\n"
+                 "broadcast: 'numpy' (default; ONNX multidirectional), 'pdpd' (x2 placed onto x1 at `axis`,\n"
+                 "    default -1 -> rank(x1) - rank(x2)) or 'none' (shapes must be equal).\n"
+                 "out: array to write into (same_kind casting). dtype: the output (loop) dtype.\n"
+                 "backend: 'numpy' | 'numba' | 'cuda' to force one; by default where the inputs live.\n"
+                 "Raises BroadcastError (a ValueError) when the shapes do not fit the rule, TypeError\n"
+                 "for a dtype combination NumPy 2 rejects.")
+    return f
+
+
+for _name in ops.BINARY:
+    if _name not in ("div_trunc", "prelu"):
+        globals()[_name] = _binary(ops.get(_name))
+
+
+def where(condition, x, y, /, out=None, *, broadcast="numpy", axis=-1, backend=None):
+    """``x`` where ``condition`` is true, else ``y``, with broadcasting.
+
+    With broadcast='pdpd' (OpenVINO Select), ``x`` is the target: ``condition``
+    and ``y`` are each placed onto it at ``axis``.
+    """
+    return apply(ops.get("where"), (condition, x, y), rule=_rule(broadcast), axis=axis, out=out,
+                 backend=backend, target=1)
+
+
+def prelu(x, slope, /, out=None, *, backend=None):
+    """``x`` where ``x >= 0``, else ``slope * x``; ``slope`` broadcasts unidirectionally to ``x``
+    (ONNX PRelu: the result always has ``x``'s shape)."""
+    return apply(ops.get("prelu"), (x, slope), rule="unidirectional", out=out, backend=backend)
+
+
+def _target_shape(shape) -> tuple[int, ...]:
+    if hasattr(shape, "tolist"):
+        shape = shape.tolist()
+    if isinstance(shape, int) or hasattr(shape, "__index__"):
+        shape = (operator.index(shape),)
+    return check_shape(shape, "target shape")
+
+
+def broadcast_to(x, shape, *, mode="numpy", axes_mapping=None, axis=-1, out=None, backend=None):
+    """A new array: ``x`` broadcast to ``shape`` (any dtype; strings and objects on the CPU).
+
+    mode: 'numpy' (OpenVINO Broadcast-1 NUMPY: x broadcasts one-directionally to
+    ``shape``), 'bidirectional' (ONNX Expand / Broadcast-3: the result may be
+    larger than ``shape``), 'explicit' (``axes_mapping``: the output axis of each
+    dim of x, strictly increasing) or 'pdpd' (x placed onto ``shape`` at ``axis``).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is not a broadcast_to mode; choose one of {', '.join(map(repr, MODES))}")
+    if mode != "explicit" and axes_mapping is not None:
+        raise ValueError(f"axes_mapping is only used with mode='explicit', not mode={mode!r}")
+    return apply(ops.get("copy"), (x,), rule=MODES[mode], axis=axis, axes_mapping=axes_mapping, out=out,
+                 backend=backend, shape=_target_shape(shape))
+
+
+def expand(x, shape, *, out=None, backend=None):
+    """ONNX Expand: ``x`` broadcast bidirectionally with ``shape`` (numpy rule of the two;
+    the result may differ from ``shape`` when it holds 1s or is shorter than x's rank)."""
+    return apply(ops.get("copy"), (x,), rule="bidirectional", out=out, backend=backend,
+                 shape=_target_shape(shape))

@@ -1,0 +1,76 @@
+"""Backends execute plans; this module finds the one that owns the inputs.
+
+A backend is an object with
+    name            "numpy" | "numba" | "cuda"
+    xp              its array module (numpy or cupy)
+    owns(x)         whether ``x`` lives where this backend computes
+    asarray(x, dtype=None), empty(shape, dtype), copy(x), copyto(dst, src)
+    may_share_memory(a, b), data_ptr(x)
+    execute(op, plan, inputs, out)
+``execute`` gets inputs already cast to the op's loop dtypes (0-d arrays for
+scalars), in the order of ``plan``'s operands, and writes ``plan.out_shape``
+elements into ``out`` (whose strides are the plan's ``out_strides``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "numpy": "gpubcast.backends.reference:NumpyBackend",
+    "numba": "gpubcast.backends.numba_cpu:NumbaBackend",
+    "cuda": "gpubcast.backends.cuda:CudaBackend",
+}
+#: the backend NumPy inputs run on unless ``backend=`` says otherwise
+DEFAULT_CPU = "numpy"
+
+_instances: dict = {}
+
+
+def get(name: str):
+    """The backend called ``name`` (imported on first use)."""
+    be = _instances.get(name)
+    if be is None:
+        if name not in _WHERE:
+            raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(map(repr, _WHERE))}")
+        module, cls = _WHERE[name].split(":")
+        be = _instances[name] = getattr(importlib.import_module(module), cls)()
+    return be
+
+
+def is_cuda_array(x) -> bool:
+    """A CuPy array, or any object exposing CUDA memory (``__cuda_array_interface__`` or DLPack)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    dev = getattr(x, "__dlpack_device__", None)
+    if dev is None or not callable(dev):
+        return False
+    try:
+        return dev()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    except Exception:
+        return False
+
+
+def is_dask_array(x) -> bool:
+    return type(x).__module__.startswith("dask.") and hasattr(x, "chunks")
+
+
+def select(inputs, out=None, requested: str | None = None):
+    """The backend for ``inputs`` (and ``out``): by where the arrays live, or ``requested``."""
+    on_gpu = [is_cuda_array(x) for x in inputs]
+    if out is not None:
+        on_gpu.append(is_cuda_array(out))
+    gpu = any(on_gpu)
+    if gpu:
+        for x, g in zip(list(inputs) + [out], on_gpu):
+            if not g and x is not None and getattr(x, "ndim", 0) != 0:
+                raise TypeError(
+                    f"cannot mix a host array of type {type(x).__name__} (shape {getattr(x, 'shape', '?')}) "
+                    f"with CUDA arrays; move it to the GPU first (cupy.asarray(x))")
+    name = requested or ("cuda" if gpu else DEFAULT_CPU)
+    if gpu and name != "cuda":
+        raise TypeError(f"backend={name!r} computes on the CPU but the inputs are CUDA arrays; "
+                        f"use backend='cuda' or move them with cupy.asnumpy")
+    if not gpu and name == "cuda" and any(getattr(x, "ndim", 0) for x in inputs):
+        raise TypeError("backend='cuda' needs CUDA arrays (e.g. cupy.asarray(x)); got host arrays")
+    return get(name)

@@ -1,0 +1,49 @@
+"""The NumPy reference backend: executes a plan with strided views and the op's NumPy reference.
+
+Slow but plain: it defines the values the Numba and CUDA backends must reproduce.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+class HostArrays:
+    """Array handling shared by the CPU backends (NumPy arrays)."""
+
+    xp = np
+
+    def owns(self, x) -> bool:
+        return isinstance(x, np.ndarray)
+
+    def asarray(self, x, dtype=None):
+        return np.asarray(x, dtype=dtype)
+
+    def empty(self, shape, dtype):
+        return np.empty(shape, dtype=dtype)
+
+    def copy(self, x):
+        return np.array(x, copy=True, order="C")
+
+    def copyto(self, dst, src):
+        np.copyto(dst, src, casting="unsafe")
+
+    def may_share_memory(self, a, b) -> bool:
+        return np.may_share_memory(a, b)
+
+    def data_ptr(self, x) -> int:
+        return x.__array_interface__["data"][0]
+
+
+def strided_view(x, p, i):
+    """Operand ``i`` of plan ``p`` as a read-only view of ``out_shape``."""
+    return as_strided(x, p.out_shape, tuple(s * x.itemsize for s in p.strides[i]), writeable=False)
+
+
+class NumpyBackend(HostArrays):
+    name = "numpy"
+
+    def execute(self, op, p, inputs, out):
+        views = [strided_view(x, p, i) for i, x in enumerate(inputs)]
+        np.copyto(out, op.reference(*views), casting="unsafe")

@@ -1,0 +1,95 @@
+"""One path from a call to a backend, shared by every front end.
+
+    types -> op.resolve -> cast inputs -> plan (cached) -> out -> backend.execute
+
+Front ends (the NumPy-style API, gpubcast.onnx, gpubcast.openvino) only
+translate their arguments into ``apply``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import backends
+from . import dtypes as _dt
+from .ops import Op
+from .plan import plan as make_plan, take
+
+
+def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=None, out=None,
+          dtype=None, backend: str | None = None, target: int = 0, shape=None):
+    """Run ``op`` over ``inputs`` broadcast under ``rule``; return the output array.
+
+    ``target`` is the operand PDPD places the others onto (operand order of
+    ``inputs`` is kept for the op).  ``shape`` is the target shape of a data
+    movement op (``copy``), planned as the last operand (the first for PDPD).
+    """
+    if any(backends.is_dask_array(x) for x in inputs):
+        from . import dask_arrays
+        return dask_arrays.apply(op, inputs, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out,
+                                 dtype=dtype, target=target, shape=shape)
+    be = backends.select(inputs, out, backend)
+    arrays = [x if _dt.is_python_scalar(x) or be.owns(x) else be.asarray(x) for x in inputs]
+    types = tuple(_dt.weak_type(x) for x in arrays)
+    if dtype is not None and op.ufunc is not None:
+        loop, out_dtype = _resolve_with_dtype(op, types, np.dtype(dtype))
+    else:
+        loop, out_dtype = op.resolve(types)
+        if dtype is not None:
+            out_dtype = np.dtype(dtype)
+    arrays = [x if not _dt.is_python_scalar(x) and x.dtype == dt else be.asarray(x, dtype=dt)
+              for x, dt in zip(arrays, loop)]
+
+    if out is not None and out.dtype != out_dtype:
+        if not np.can_cast(out_dtype, out.dtype, casting="same_kind"):
+            raise TypeError(f"{op.name}: cannot write {out_dtype} results into an out= array of "
+                            f"{out.dtype} (casting rule 'same_kind')")
+        result = apply(op, arrays, rule=rule, axis=axis, axes_mapping=axes_mapping, backend=be.name,
+                       target=target, shape=shape)
+        if tuple(out.shape) != tuple(result.shape):
+            raise ValueError(f"{op.name}: out= has shape {tuple(out.shape)}, but the result has shape "
+                             f"{tuple(result.shape)}")
+        be.copyto(out, result)
+        return out
+
+    p = _plan(arrays, rule, axis, axes_mapping, out, target, shape)
+    if out is None:
+        out = be.empty(p.out_shape, out_dtype)
+    elif p.size and any(_partial_overlap(be, x, i, p, out) for i, x in enumerate(arrays)):
+        arrays = [be.copy(x) if _partial_overlap(be, x, i, p, out) else x for i, x in enumerate(arrays)]
+        p = _plan(arrays, rule, axis, axes_mapping, out, target, shape)
+    if p.size:
+        be.execute(op, p, arrays, out)
+    return out
+
+
+def _plan(arrays, rule, axis, axes_mapping, out, target, shape):
+    n = len(arrays)
+    if shape is not None:  # data movement: the target shape is an operand of the rule only
+        shape = tuple(shape)
+        if rule == "pdpd":
+            return take(make_plan(shape, *arrays, rule=rule, axis=axis, out=out), tuple(range(1, n + 1)))
+        return take(make_plan(*arrays, shape, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out),
+                    tuple(range(n)))
+    if rule == "pdpd" and target:
+        order = (target,) + tuple(i for i in range(n) if i != target)
+        p = make_plan(*(arrays[i] for i in order), rule=rule, axis=axis, out=out)
+        return take(p, tuple(order.index(i) for i in range(n)))
+    return make_plan(*arrays, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out)
+
+
+def _partial_overlap(be, x, i, p, out) -> bool:
+    """Whether input ``x`` shares memory with ``out`` other than element for element."""
+    if getattr(x, "ndim", 0) == 0 and getattr(x, "size", 1) == 1 and not be.may_share_memory(x, out):
+        return False
+    if not be.may_share_memory(x, out):
+        return False
+    return not (be.data_ptr(x) == be.data_ptr(out) and p.strides[i] == p.out_strides)
+
+
+def _resolve_with_dtype(op, types, dtype):
+    try:
+        resolved = op.ufunc.resolve_dtypes(types + (dtype,))
+    except TypeError as e:
+        raise TypeError(f"{op.name}: cannot compute {', '.join(map(str, types))} into dtype={dtype} ({e})") from None
+    return tuple(resolved[:-1]), resolved[-1]

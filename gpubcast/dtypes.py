@@ -1,0 +1,39 @@
+"""Dtype helpers: bfloat16 through ml_dtypes, kinds, Python scalars as weak types."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+#: every dtype the elementwise ops compute in
+NUMERIC = tuple(np.dtype(t) for t in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128")) + (bfloat16,)
+
+
+def kind(dt: np.dtype) -> str:
+    """NumPy's kind letter, with ml_dtypes' floats (kind 'V') reported as 'f'."""
+    return "f" if dt == bfloat16 else dt.kind
+
+
+def is_python_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float, complex))
+
+
+def weak_type(x):
+    """What NumPy 2 type resolution sees for ``x``: a dtype, or int/float/complex for a weak Python scalar."""
+    if isinstance(x, bool):
+        return np.dtype(bool)
+    if isinstance(x, (int, float, complex)):
+        return type(x)
+    return x.dtype
+
+
+_WEAK_VALUE = {int: 0, float: 0.0, complex: 0j}
+
+
+def result_type(types) -> np.dtype:
+    """``np.result_type`` over dtypes and weak Python scalar types (NEP 50)."""
+    return np.result_type(*(_WEAK_VALUE.get(t, t) for t in types))

@@ -1,0 +1,214 @@
+"""The op registry: every op declared once.
+
+An ``Op`` carries its name, kind and arity, its type rule, and its NumPy
+reference (which defines the values every backend must reproduce).  Backends
+look ops up here by name and only execute plans; the NumPy-style API, the
+ONNX and OpenVINO front ends all read the same declarations.
+
+Type rules, applied to the inputs' dtypes (or weak Python scalar types):
+``ufunc``    NumPy 2's own resolution for ``op.ufunc`` (``resolve_dtypes``);
+``same``     the inputs' common type (``np.result_type``), kept for the output;
+``where``    condition -> bool, the two values -> their common type;
+``any``      data movement: whatever the input is.
+``accepts`` limits ``same`` ops to dtype kinds (bfloat16 counts as 'f').
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import dtypes as _dt
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    kind: str                  # binary | ternary | variadic | move
+    arity: int | None          # None: variadic (1..N)
+    reference: Callable        # NumPy reference over broadcast, loop-dtype inputs
+    doc: str
+    type_rule: str = "ufunc"
+    ufunc: np.ufunc | None = None
+    accepts: str = "biufc"
+    out_bool: bool = False
+    tags: frozenset = field(default_factory=frozenset)
+
+    @property
+    def functor(self) -> str:
+        """The CUDA functor's name in kernels/*.cu (CamelCase of ``name``)."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+    def resolve(self, types) -> tuple[tuple[np.dtype, ...], np.dtype]:
+        """(loop dtypes of the inputs, output dtype) for input dtypes / weak scalar types.
+
+        Raises ``TypeError`` for a combination the op does not accept.
+        """
+        return _resolve(self, tuple(types))
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve(op: Op, types):
+    if op.type_rule == "ufunc":
+        try:
+            resolved = op.ufunc.resolve_dtypes(types + (None,))
+        except TypeError as e:
+            raise TypeError(f"{op.name}: unsupported input types "
+                            f"{', '.join(_type_name(t) for t in types)} ({e})") from None
+        return tuple(resolved[:-1]), resolved[-1]
+    if op.type_rule == "any":
+        return types, types[0]
+    if op.type_rule == "where":
+        common = _dt.result_type(types[1:])
+        return (np.dtype(bool), common, common), common
+    try:
+        common = _dt.result_type(types)
+    except TypeError as e:  # e.g. no common type between two dtypes
+        raise TypeError(f"{op.name}: no common type for {', '.join(_type_name(t) for t in types)} ({e})") from None
+    if _dt.kind(common) not in op.accepts:
+        raise TypeError(f"{op.name}: does not accept {common} inputs (accepted kinds: {op.accepts})")
+    return (common,) * len(types), np.dtype(bool) if op.out_bool else common
+
+
+def _type_name(t) -> str:
+    return t.__name__ if isinstance(t, type) else str(t)
+
+
+REGISTRY: dict[str, Op] = {}
+
+
+def declare(op: Op) -> Op:
+    if op.name in REGISTRY:
+        raise RuntimeError(f"op {op.name!r} declared twice")
+    REGISTRY[op.name] = op
+    return op
+
+
+def get(name: str) -> Op:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown op {name!r}; known ops: {', '.join(sorted(REGISTRY))}") from None
+
+
+# --- references -----------------------------------------------------------
+
+def _quiet(f):
+    @functools.wraps(f)
+    def g(*args):
+        with np.errstate(all="ignore"):
+            return f(*args)
+    return g
+
+
+def _int_power(a, b):
+    """NumPy's power, plus the contract for negative integer exponents (NumPy raises):
+    1 for base 1, +-1 for base -1 (by the exponent's parity), 0 otherwise."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        return np.power(a, b)
+    neg = b < 0
+    if not neg.any():
+        return np.power(a, b)
+    result = np.power(a, np.where(neg, 0, b).astype(b.dtype))
+    special = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(result.dtype)
+    return np.where(neg, special, result)
+
+
+def _div_trunc(a, b):
+    """Integer division toward zero (x / 0 -> 0, INT_MIN / -1 -> INT_MIN); true division for floats."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "iu":
+        return np.divide(a, b).astype(np.result_type(a, b), copy=False)
+    q = np.floor_divide(a, b)
+    if a.dtype.kind == "i":
+        fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        q = np.where(fix, q + 1, q).astype(q.dtype, copy=False)
+    return np.where(b == 0, 0, q).astype(q.dtype, copy=False)
+
+
+def _prelu(x, slope):
+    return np.where(x < 0, x * slope, x).astype(np.result_type(x, slope), copy=False)
+
+
+def _where(cond, x, y):
+    return np.where(cond, x, y)
+
+
+def _sum(*xs):
+    return functools.reduce(np.add, xs)
+
+
+def _mean(*xs):
+    total = np.asarray(_sum(*xs))
+    return np.divide(total, total.dtype.type(len(xs))).astype(total.dtype, copy=False)
+
+
+def _max(*xs):
+    return functools.reduce(np.maximum, xs)
+
+
+def _min(*xs):
+    return functools.reduce(np.minimum, xs)
+
+
+def _copy(x):
+    return np.array(x, copy=True)
+
+
+# --- the declarations -----------------------------------------------------
+
+_BINARY_UFUNCS = {
+    "add": "x1 + x2",
+    "subtract": "x1 - x2",
+    "multiply": "x1 * x2",
+    "divide": "true division x1 / x2 (integers promote to float64, as NumPy)",
+    "floor_divide": "x1 // x2 (x // 0 -> 0, INT_MIN // -1 -> INT_MIN for integers)",
+    "remainder": "x1 % x2 with the divisor's sign (x % 0 -> 0 for integers)",
+    "fmod": "C fmod: remainder with the dividend's sign (x % 0 -> 0 for integers)",
+    "maximum": "elementwise maximum, NaN-propagating",
+    "minimum": "elementwise minimum, NaN-propagating",
+    "equal": "x1 == x2",
+    "not_equal": "x1 != x2",
+    "greater": "x1 > x2",
+    "greater_equal": "x1 >= x2",
+    "less": "x1 < x2",
+    "less_equal": "x1 <= x2",
+    "logical_and": "truth of x1 and x2",
+    "logical_or": "truth of x1 or x2",
+    "logical_xor": "truth of x1 xor x2",
+    "bitwise_and": "x1 & x2",
+    "bitwise_or": "x1 | x2",
+    "bitwise_xor": "x1 ^ x2",
+    "left_shift": "x1 << x2 (a shift by >= the bit width gives 0)",
+    "right_shift": "x1 >> x2, arithmetic for signed (a shift by >= the width gives 0, or -1 for negatives)",
+}
+
+for _name, _doc in _BINARY_UFUNCS.items():
+    _u = getattr(np, _name)
+    declare(Op(_name, "binary", 2, _quiet(_u), _doc, ufunc=_u))
+
+declare(Op("power", "binary", 2, _quiet(_int_power),
+           "x1 ** x2; an integer to a negative integer power gives 1 for base 1, +-1 for base -1, else 0",
+           ufunc=np.power))
+declare(Op("div_trunc", "binary", 2, _quiet(_div_trunc),
+           "ONNX/OpenVINO division in the inputs' common type: integers truncate toward zero "
+           "(x / 0 -> 0, INT_MIN / -1 -> INT_MIN), floats divide", type_rule="same", accepts="iufc"))
+declare(Op("prelu", "binary", 2, _quiet(_prelu), "x if x >= 0 else slope * x (slope broadcasts to x)",
+           type_rule="same", accepts="iuf"))
+declare(Op("where", "ternary", 3, _where, "x where condition is true, else y", type_rule="where"))
+declare(Op("sum", "variadic", None, _quiet(_sum), "x1 + x2 + ... in one pass, left to right",
+           type_rule="same", accepts="iufc"))
+declare(Op("mean", "variadic", None, _quiet(_mean), "(x1 + x2 + ... + xn) / n in the inputs' type",
+           type_rule="same", accepts="fc"))
+declare(Op("max", "variadic", None, _quiet(_max), "elementwise maximum of all inputs, NaN-propagating",
+           type_rule="same", accepts="biuf"))
+declare(Op("min", "variadic", None, _quiet(_min), "elementwise minimum of all inputs, NaN-propagating",
+           type_rule="same", accepts="biuf"))
+declare(Op("copy", "move", 1, _copy, "the input, broadcast (data movement: any dtype)", type_rule="any",
+           accepts="biufcSUOV"))
+
+BINARY = tuple(n for n, op in REGISTRY.items() if op.kind == "binary")

@@ -1,0 +1,167 @@
+"""Broadcast plans: output shape, per-operand element strides, coalesced dims.
+
+A plan is built once per (rule, operand shapes and strides, output strides)
+and cached; backends only execute plans.  Building goes: rule -> dim maps
+(``rules.dim_maps``) -> one stride builder -> coalescing -> operand classes
+and index width.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from dataclasses import dataclass
+
+from .rules import check_shape, dim_maps
+
+CONTIGUOUS, SCALAR, STRIDED = "contiguous", "scalar", "strided"
+INT32_LIMIT = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class BroadcastPlan:
+    """How the operands map onto one output; frozen and hashable.
+
+    ``strides`` are per operand, in elements, aligned to ``out_shape``, 0 on
+    broadcast dims; input strides (transposed, sliced, negative) pass through.
+    The ``coalesced_*`` fields are what kernels iterate over: size-1 dims
+    dropped and adjacent dims merged wherever every operand and the output
+    allow it (at least one dim, so a rank-0 output is ``(1,)``).
+    """
+
+    rule: str
+    out_shape: tuple[int, ...]
+    strides: tuple[tuple[int, ...], ...]
+    out_strides: tuple[int, ...]               # the output's own strides (elements), aligned to out_shape
+    coalesced_shape: tuple[int, ...]
+    coalesced_strides: tuple[tuple[int, ...], ...]
+    coalesced_out_strides: tuple[int, ...]
+    classes: tuple[str, ...]                   # per operand: contiguous | scalar | strided
+    out_contiguous: bool
+    size: int                                  # number of output elements
+    index_bits: int                            # 32 or 64: width every offset computation fits in
+
+    @property
+    def ndim(self) -> int:
+        return len(self.out_shape)
+
+
+def c_strides(shape) -> tuple[int, ...]:
+    """C-contiguous strides in elements."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _operand_key(x):
+    """(shape, element strides) of an array or a shape tuple (C-contiguous)."""
+    if isinstance(x, (tuple, list)):
+        shape = check_shape(x, "operand shape")
+        return shape, c_strides(shape)
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        raise TypeError(f"plan() operands are arrays or shape tuples, got {type(x).__name__}")
+    shape = tuple(shape)
+    strides = getattr(x, "strides", None)
+    if strides is None:
+        return shape, c_strides(shape)
+    itemsize = x.dtype.itemsize if hasattr(x, "dtype") else x.itemsize
+    elems = []
+    for s in strides:
+        if itemsize == 0 or s % itemsize:
+            raise ValueError(f"array with strides {tuple(strides)} (bytes) is not aligned to its itemsize "
+                             f"{itemsize}; copy it first (np.ascontiguousarray)")
+        elems.append(s // itemsize)
+    return shape, tuple(elems)
+
+
+def plan(*operands, rule: str = "numpy", axis: int = -1, axes_mapping=None, out=None) -> BroadcastPlan:
+    """Plan broadcasting ``operands`` (arrays, whose strides are honoured, or shape tuples).
+
+    ``out`` (an array or shape-compatible strides source) gives the output's
+    strides; by default the output is C-contiguous.  Cached: a second call with
+    the same shapes, strides and rule returns the same plan object.
+    """
+    keys = tuple(_operand_key(x) for x in operands)
+    out_key = None if out is None else _operand_key(out)
+    if axes_mapping is not None and not isinstance(axes_mapping, tuple):
+        axes_mapping = tuple(axes_mapping)
+    return cached_plan(keys, rule, axis, axes_mapping, out_key)
+
+
+@functools.lru_cache(maxsize=8192)
+def cached_plan(keys, rule, axis, axes_mapping, out_key) -> BroadcastPlan:
+    """Build (once) the plan for ``keys`` = ((shape, element strides), ...)."""
+    shapes = tuple(check_shape(s, f"arg {i} shape") for i, (s, _) in enumerate(keys))
+    out_shape, maps = dim_maps(shapes, rule, axis, axes_mapping)
+    strides = tuple(_aligned_strides(shape, st, m, out_shape) for (shape, st), m in zip(keys, maps))
+    if out_key is None:
+        out_strides = c_strides(out_shape)
+    else:
+        if out_key[0] != out_shape:
+            raise ValueError(f"output array has shape {out_key[0]}, but the operands broadcast to "
+                             f"{out_shape} under rule '{rule}'")
+        out_strides = out_key[1]
+    shape, cstrides, cout = coalesce(out_shape, strides, out_strides)
+    size = 1
+    for n in out_shape:
+        size *= n
+    contiguous = c_strides(shape)
+    classes = tuple(
+        SCALAR if size <= 1 or not any(s) else CONTIGUOUS if s == contiguous else STRIDED
+        for s in cstrides)
+    reach = max([_reach(shape, s) for s in cstrides] + [_reach(shape, cout), size])
+    return BroadcastPlan(rule, out_shape, strides, tuple(out_strides), shape, cstrides, cout, classes,
+                         cout == contiguous, size, 32 if reach <= INT32_LIMIT else 64)
+
+
+def _aligned_strides(shape, strides, dmap, out_shape) -> tuple[int, ...]:
+    """The stride builder: own stride where the dim matches the output, else 0."""
+    out = [0] * len(out_shape)
+    for k, d in enumerate(dmap):
+        if d is not None and shape[k] == out_shape[d] and shape[k] != 1:
+            out[d] = strides[k]
+    return tuple(out)
+
+
+def _reach(shape, strides) -> int:
+    """Largest |element offset| an index walk over ``shape`` can produce."""
+    return sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+
+
+def coalesce(shape, operand_strides, out_strides):
+    """Drop size-1 dims and merge adjacent dims that every stride set allows.
+
+    Dims (j, j+1) merge when ``stride[j] == stride[j+1] * shape[j+1]`` for every
+    operand and for the output (a run of 0 strides merges too).
+    """
+    sets = tuple(operand_strides) + (tuple(out_strides),)
+    if 0 in shape:
+        return (0,), tuple((0,) for _ in operand_strides), (0,)
+    keep = [d for d, n in enumerate(shape) if n != 1]
+    dims = [shape[d] for d in keep]
+    cols = [[s[d] for d in keep] for s in sets]
+    if not dims:
+        return (1,), tuple((0,) for _ in operand_strides), (0,)
+    new_dims, new_cols = [dims[-1]], [[c[-1]] for c in cols]
+    for j in range(len(dims) - 2, -1, -1):
+        inner = new_dims[0]
+        if all(c[j] == nc[0] * inner for c, nc in zip(cols, new_cols)):
+            new_dims[0] = dims[j] * inner
+        else:
+            new_dims.insert(0, dims[j])
+            for c, nc in zip(cols, new_cols):
+                nc.insert(0, c[j])
+    return tuple(new_dims), tuple(tuple(c) for c in new_cols[:-1]), tuple(new_cols[-1])
+
+
+@functools.lru_cache(maxsize=4096)
+def take(p: BroadcastPlan, order: tuple[int, ...]) -> BroadcastPlan:
+    """``p`` with its operands reordered / subset to ``order`` (e.g. the data operand of a
+    broadcast_to, or Select's (cond, then, else) planned with then as the PDPD target)."""
+    pick = lambda seq: tuple(seq[i] for i in order)  # noqa: E731
+    return BroadcastPlan(p.rule, p.out_shape, pick(p.strides), p.out_strides, p.coalesced_shape,
+                         pick(p.coalesced_strides), p.coalesced_out_strides, pick(p.classes),
+                         p.out_contiguous, p.size, p.index_bits)
