@@ -89,7 +89,7 @@ def _partial_overlap(be, x, i, p, out) -> bool:
 
 def _resolve_with_dtype(op, types, dtype):
     try:
-        resolved = op.ufunc.resolve_dtypes(types + (dtype,))
+        resolved = op.ufunc.resolve_dtypes(types + (None,), signature=(None,) * len(types) + (dtype,))
     except TypeError as e:
         raise TypeError(f"{op.name}: cannot compute {', '.join(map(str, types))} into dtype={dtype} ({e})") from None
     return tuple(resolved[:-1]), resolved[-1]

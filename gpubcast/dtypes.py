@@ -19,15 +19,17 @@ def kind(dt: np.dtype) -> str:
 
 
 def is_python_scalar(x) -> bool:
-    return isinstance(x, (bool, int, float, complex))
+    """A plain Python number (not a NumPy scalar, though np.float64 subclasses float)."""
+    return type(x) in (bool, int, float, complex)
 
 
 def weak_type(x):
     """What NumPy 2 type resolution sees for ``x``: a dtype, or int/float/complex for a weak Python scalar."""
-    if isinstance(x, bool):
+    t = type(x)
+    if t is bool:
         return np.dtype(bool)
-    if isinstance(x, (int, float, complex)):
-        return type(x)
+    if t in (int, float, complex):
+        return t
     return x.dtype
 
 

@@ -56,54 +56,61 @@ def c_strides(shape) -> tuple[int, ...]:
 
 
 def _operand_key(x):
-    """(shape, element strides) of an array or a shape tuple (C-contiguous)."""
-    if isinstance(x, (tuple, list)):
-        shape = check_shape(x, "operand shape")
-        return shape, c_strides(shape)
-    shape = getattr(x, "shape", None)
-    if shape is None:
+    """The cache key of one operand: (shape, byte strides, itemsize), or (shape, None, 0) for a shape."""
+    if type(x) is tuple or type(x) is list:
+        return tuple(x), None, 0
+    try:
+        return x.shape, x.strides, x.itemsize
+    except AttributeError:
+        pass
+    if not hasattr(x, "shape"):
         raise TypeError(f"plan() operands are arrays or shape tuples, got {type(x).__name__}")
-    shape = tuple(shape)
-    strides = getattr(x, "strides", None)
+    return tuple(x.shape), getattr(x, "strides", None), x.dtype.itemsize
+
+
+def _element_strides(shape, strides, itemsize) -> tuple[int, ...]:
+    """Byte strides in elements (C-contiguous for a bare shape)."""
     if strides is None:
-        return shape, c_strides(shape)
-    itemsize = x.dtype.itemsize if hasattr(x, "dtype") else x.itemsize
+        return c_strides(shape)
     elems = []
     for s in strides:
         if itemsize == 0 or s % itemsize:
             raise ValueError(f"array with strides {tuple(strides)} (bytes) is not aligned to its itemsize "
                              f"{itemsize}; copy it first (np.ascontiguousarray)")
         elems.append(s // itemsize)
-    return shape, tuple(elems)
+    return tuple(elems)
 
 
 def plan(*operands, rule: str = "numpy", axis: int = -1, axes_mapping=None, out=None) -> BroadcastPlan:
     """Plan broadcasting ``operands`` (arrays, whose strides are honoured, or shape tuples).
 
-    ``out`` (an array or shape-compatible strides source) gives the output's
-    strides; by default the output is C-contiguous.  Cached: a second call with
-    the same shapes, strides and rule returns the same plan object.
+    ``out`` (an array) gives the output's strides; by default the output is
+    C-contiguous.  Cached: a second call with the same shapes, strides and rule
+    returns the same plan object without rebuilding anything.
     """
-    keys = tuple(_operand_key(x) for x in operands)
-    out_key = None if out is None else _operand_key(out)
-    if axes_mapping is not None and not isinstance(axes_mapping, tuple):
+    if axes_mapping is not None and type(axes_mapping) is not tuple:
         axes_mapping = tuple(axes_mapping)
-    return cached_plan(keys, rule, axis, axes_mapping, out_key)
+    try:  # the hot path: every operand an array
+        keys = tuple([(x.shape, x.strides, x.itemsize) for x in operands])
+    except AttributeError:
+        keys = tuple(map(_operand_key, operands))
+    return cached_plan(keys, rule, axis, axes_mapping, None if out is None else _operand_key(out))
 
 
 @functools.lru_cache(maxsize=8192)
 def cached_plan(keys, rule, axis, axes_mapping, out_key) -> BroadcastPlan:
-    """Build (once) the plan for ``keys`` = ((shape, element strides), ...)."""
-    shapes = tuple(check_shape(s, f"arg {i} shape") for i, (s, _) in enumerate(keys))
+    """Build (once) the plan for operand keys ((shape, byte strides, itemsize), ...)."""
+    shapes = tuple(check_shape(s, f"arg {i} shape") for i, (s, _, _) in enumerate(keys))
     out_shape, maps = dim_maps(shapes, rule, axis, axes_mapping)
-    strides = tuple(_aligned_strides(shape, st, m, out_shape) for (shape, st), m in zip(keys, maps))
+    strides = tuple(_aligned_strides(shape, _element_strides(shape, st, size), m, out_shape)
+                    for shape, (_, st, size), m in zip(shapes, keys, maps))
     if out_key is None:
         out_strides = c_strides(out_shape)
     else:
-        if out_key[0] != out_shape:
-            raise ValueError(f"output array has shape {out_key[0]}, but the operands broadcast to "
+        if tuple(out_key[0]) != out_shape:
+            raise ValueError(f"output array has shape {tuple(out_key[0])}, but the operands broadcast to "
                              f"{out_shape} under rule '{rule}'")
-        out_strides = out_key[1]
+        out_strides = _element_strides(out_shape, out_key[1], out_key[2])
     shape, cstrides, cout = coalesce(out_shape, strides, out_strides)
     size = 1
     for n in out_shape:
