@@ -61,7 +61,11 @@ def _chosen(peers, names):
 
 
 def run(args) -> int:
-    from rich.console import Console
+    try:
+        from rich.console import Console
+    except ImportError as e:
+        print(f"gpubcast bench needs the bench extras ({e}): pip install 'gpubcast[bench]'", file=sys.stderr)
+        return 2
 
     console = Console(highlight=False)
     if not console.is_terminal:  # a log or a pipe: wide enough for the table
@@ -87,8 +91,8 @@ def _run(args, console) -> int:
     chosen = patterns.select(args.patterns)
     sizes = patterns.SIZES if args.size == "both" else (args.size,)
     preset = Settings.preset(args.quick)
-    settings = Settings(repeat=args.repeat or preset.repeat, min_sample_s=preset.min_sample_s,
-                        sets=args.sets or preset.sets)
+    settings = Settings(repeat=preset.repeat if args.repeat is None else args.repeat,
+                        min_sample_s=preset.min_sample_s, sets=preset.sets if args.sets is None else args.sets)
     if settings.repeat < 1 or settings.sets < 1:
         raise ValueError("--repeat and --sets must be at least 1")
 

@@ -82,7 +82,7 @@ class Pattern:
                              (self.out_shape(shapes), np.dtype(dtype).itemsize))
 
 
-NCHW_CPU, NCHW_GPU, NCHW_TINY = (128, 64, 56, 56), (320, 64, 56, 56), (2, 3, 2, 2)
+NCHW_CPU, NCHW_GPU, NCHW_TINY = (128, 64, 56, 56), (384, 64, 56, 56), (2, 3, 2, 2)
 
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("same", "same shape (N,)+(N,)", "add",
@@ -98,7 +98,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("outer", "outer (M,1)+(1,K)", "add",
             tiny=((4, 1), (1, 4)), cpu=((8192, 1), (1, 4096)), gpu=((16384, 1), (1, 4096))),
     Pattern("rank6", "rank-6 interleaved (a,1,b,1,c,d)+(1,e,1,f,c,1)", "add",
-            tiny=((2, 1, 2, 1, 2, 4), (1, 3, 1, 2, 2, 1)),
+            tiny=((2, 1, 2, 1, 2, 2), (1, 2, 1, 2, 2, 1)),
             cpu=((8, 1, 16, 1, 32, 64), (1, 12, 1, 24, 32, 1)),
             gpu=((16, 1, 16, 1, 32, 64), (1, 12, 1, 24, 32, 1))),
     Pattern("transposed", "transposed operand (K,M).T+(M,K)", "add",
@@ -124,7 +124,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("sum4", "Sum of 4: (N,C,H,W)+(1,C,1,1)+(N,1,H,W)+(W,)", "sum",
             tiny=(NCHW_TINY, (1, 3, 1, 1), (2, 1, 2, 2), (2,)),
             cpu=(NCHW_CPU, (1, 64, 1, 1), (128, 1, 56, 56), (56,)),
-            gpu=(NCHW_GPU, (1, 64, 1, 1), (320, 1, 56, 56), (56,))),
+            gpu=(NCHW_GPU, (1, 64, 1, 1), (384, 1, 56, 56), (56,))),
 )
 
 BY_NAME = {p.name: p for p in PATTERNS}
