@@ -71,26 +71,24 @@ class Library:
         raise ValueError(f"{self.name}: no way to run op {pattern.op!r}")
 
 
-def numpy_peer() -> Library:
+def _array_module_peer(name: str, label: str, device: str, xp) -> Library:
+    """NumPy or CuPy (same API): ``xp.add(out=)``, ``xp.where`` (no out=), ``xp.copyto``."""
     def add(a, b, out):
-        return np.add(a, b, out=out)
+        return xp.add(a, b, out=out)
 
     def copy(out, x):
-        np.copyto(out, x)
+        xp.copyto(out, x)
         return out
-    return Library("numpy", "NumPy", "cpu", np, add, lambda c, x, y, out: np.where(c, x, y), copy)
+    return Library(name, label, device, xp, add, lambda c, x, y, out: xp.where(c, x, y), copy)
+
+
+def numpy_peer() -> Library:
+    return _array_module_peer("numpy", "NumPy", "cpu", np)
 
 
 def cupy_peer() -> Library:
     import cupy
-
-    def add(a, b, out):
-        return cupy.add(a, b, out=out)
-
-    def copy(out, x):
-        cupy.copyto(out, x)
-        return out
-    return Library("cupy", "CuPy", "gpu", cupy, add, lambda c, x, y, out: cupy.where(c, x, y), copy)
+    return _array_module_peer("cupy", "CuPy", "gpu", cupy)
 
 
 def torch_peer() -> Library:
