@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: $(STAMP)
-	$(PY) -m gpubcast demo
+	$(PY) -m gpubcast bench --quick
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -q

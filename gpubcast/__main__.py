@@ -13,6 +13,7 @@ import sys
 COMMANDS = {
     "info": ("gpubcast.info", "backends, devices and versions"),
     "demo": ("gpubcast.demo", "a few broadcasts of every rule set, with shapes, backends and timings"),
+    "bench": ("gpubcast.bench.cli", "the broadcasting pattern suite on every backend found, against measured ceilings"),
 }
 
 

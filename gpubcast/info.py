@@ -1,8 +1,9 @@
-"""``python -m gpubcast info``: the backends found, the GPU (or why there is none), versions."""
+"""``python -m gpubcast info``: the backends found, the CPU, the GPU (or why there is none), versions."""
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
+import os
 import platform
 
 
@@ -10,11 +11,43 @@ def configure(parser) -> None:
     pass
 
 
-def _version(module: str) -> str | None:
+#: what ``versions`` reports: a name -> the distributions that provide it (first installed wins)
+DISTRIBUTIONS = {
+    "numpy": ("numpy",), "numba": ("numba",), "ml_dtypes": ("ml_dtypes", "ml-dtypes"),
+    "cupy": ("cupy-cuda13x", "cupy-cuda12x", "cupy"), "onnx": ("onnx",), "onnxruntime": ("onnxruntime",),
+    "openvino": ("openvino",), "dask": ("dask",), "torch": ("torch",),
+}
+
+
+def versions() -> dict[str, str | None]:
+    """Installed version of each of ``DISTRIBUTIONS`` (None when absent), read from package
+    metadata without importing anything."""
+    found = {}
+    for name, dists in DISTRIBUTIONS.items():
+        found[name] = None
+        for dist in dists:
+            try:
+                found[name] = importlib.metadata.version(dist)
+                break
+            except importlib.metadata.PackageNotFoundError:
+                continue
+    return found
+
+
+def cpu_info() -> dict:
+    """The CPU's model name (from /proc/cpuinfo where there is one), architecture and core count."""
+    model = platform.processor() or platform.machine()
     try:
-        return importlib.import_module(module).__version__
-    except Exception:
-        return None
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
+    except OSError:
+        pass
+    return {"model": model, "machine": platform.machine(), "cores": os.cpu_count()}
+
+
+def _cuda_version(v: int) -> str:
+    """CUDA's integer version (e.g. 12040) as text ("12.4")."""
+    return f"{v // 1000}.{v % 1000 // 10}"
 
 
 def gpu_info() -> tuple[dict | None, str]:
@@ -32,11 +65,28 @@ def gpu_info() -> tuple[dict | None, str]:
             "name": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
             "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
             "compute_capability": f"{props['major']}.{props['minor']}",
-            "driver": cupy.cuda.runtime.driverGetVersion(),
-            "runtime": cupy.cuda.runtime.runtimeGetVersion(),
+            "driver": _cuda_version(cupy.cuda.runtime.driverGetVersion()),
+            "runtime": _cuda_version(cupy.cuda.runtime.runtimeGetVersion()),
         }, ""
     except Exception as e:  # noqa: BLE001
         return None, f"CUDA is not usable ({type(e).__name__}: {e})"
+
+
+def backends_found() -> dict[str, str | None]:
+    """Each gpubcast backend -> None when it can run here, else why not."""
+    from gpubcast import backends
+
+    found = {}
+    for name in ("numpy", "numba", "cuda"):
+        try:
+            backends.get(name)
+            found[name] = None
+        except Exception as e:  # noqa: BLE001 - report any import failure, never crash
+            found[name] = f"does not import ({type(e).__name__}: {e})"
+    if found["cuda"] is None:
+        gpu, why = gpu_info()
+        found["cuda"] = None if gpu else why
+    return found
 
 
 def run(args) -> int:
@@ -44,9 +94,14 @@ def run(args) -> int:
     from gpubcast import backends
 
     print(f"gpubcast {gpubcast.__version__} on Python {platform.python_version()} ({platform.machine()})")
-    for name in ("numpy", "numba", "ml_dtypes", "cupy", "onnx", "onnxruntime", "openvino", "dask"):
-        print(f"  {name:12s} {_version(name) or 'not installed'}")
+    for name, version in versions().items():
+        print(f"  {name:12s} {version or 'not installed'}")
+    print("backends:")
+    for name, why in backends_found().items():
+        print(f"  {name:12s} {'available' if why is None else 'unavailable: ' + why}")
     print(f"default CPU backend: {backends.DEFAULT_CPU}")
+    cpu = cpu_info()
+    print(f"CPU: {cpu['model']} ({cpu['machine']}, {cpu['cores']} cores)")
     gpu, why = gpu_info()
     if gpu:
         print("GPU: " + ", ".join(f"{k}={v}" for k, v in gpu.items()))

@@ -1,0 +1,165 @@
+"""``python -m gpubcast bench``: the pattern suite on every backend found, against the measured
+ceilings; a table on the terminal, ``--json PATH`` and ``--plot PATH``."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import sys
+
+import numpy as np
+
+#: --backends accepts these names (gpubcast-cpu: whichever gpubcast CPU backend runs)
+BACKENDS = ("numpy", "gpubcast-numba", "gpubcast-numpy", "gpubcast-cpu", "onnxruntime", "cupy",
+            "gpubcast-cuda", "torch")
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def configure(parser) -> None:
+    from .patterns import BY_NAME
+
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer and shorter samples (the whole suite in about a minute on 2 CPU cores)")
+    parser.add_argument("--size", choices=("tiny", "large", "both"), default="both",
+                        help="tiny: per-call latency; large: bandwidth (default: both)")
+    parser.add_argument("--patterns", type=_names, metavar="A,B",
+                        help=f"comma-separated patterns (default all): {', '.join(BY_NAME)}")
+    parser.add_argument("--backends", type=_names, metavar="A,B",
+                        help=f"comma-separated backends (default: all found): {', '.join(BACKENDS)}")
+    parser.add_argument("--dtype", default="float32", help="element type (default float32; e.g. float64, "
+                        "float16, bfloat16, int32)")
+    parser.add_argument("--repeat", type=int, help="samples per case (default 15, 5 with --quick)")
+    parser.add_argument("--sets", type=int, help="input sets rotated per case (default 3, 2 with --quick)")
+    parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads (default 2)")
+    parser.add_argument("--json", metavar="PATH", help="write the results as JSON (schema: gpubcast/bench/schema.json)")
+    parser.add_argument("--plot", metavar="PATH", help="write a PNG bar chart of GB/s per pattern and backend")
+
+
+def _dtype(name: str) -> np.dtype:
+    from gpubcast.dtypes import bfloat16
+    if name == "bfloat16":
+        return bfloat16
+    try:
+        return np.dtype(name)
+    except TypeError:
+        raise ValueError(f"--dtype {name!r} is not a NumPy dtype name (e.g. float32, float16, int64, "
+                         f"bfloat16)") from None
+
+
+def _chosen(peers, names):
+    if not names:
+        return peers
+    unknown = [n for n in names if n not in BACKENDS]
+    if unknown:
+        raise ValueError(f"unknown backend(s) {', '.join(unknown)}; choose from {', '.join(BACKENDS)}")
+    wanted = set(names)
+    return [p for p in peers if p.name in wanted or ("gpubcast-cpu" in wanted and p.name in
+                                                      ("gpubcast-numba", "gpubcast-numpy"))]
+
+
+def run(args) -> int:
+    try:
+        from rich.console import Console
+    except ImportError as e:
+        print(f"gpubcast bench needs the bench extras ({e}): pip install 'gpubcast[bench]'", file=sys.stderr)
+        return 2
+
+    console = Console(highlight=False)
+    if not console.is_terminal:  # a log or a pipe: wide enough for the table
+        console = Console(highlight=False, width=160)
+    try:
+        return _run(args, console)
+    except ValueError as e:
+        console.print(f"gpubcast bench: {e}", style="red", markup=False)
+        return 2
+
+
+def _run(args, console) -> int:
+    import gpubcast
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from gpubcast.info import cpu_info, gpu_info, versions
+
+    from . import measure, patterns, report
+    from .peers import discover
+    from .runner import Settings, run_suite
+
+    dtype = _dtype(args.dtype)
+    chosen = patterns.select(args.patterns)
+    sizes = patterns.SIZES if args.size == "both" else (args.size,)
+    preset = Settings.preset(args.quick)
+    settings = Settings(repeat=preset.repeat if args.repeat is None else args.repeat,
+                        min_sample_s=preset.min_sample_s, sets=preset.sets if args.sets is None else args.sets)
+    if settings.repeat < 1 or settings.sets < 1:
+        raise ValueError("--repeat and --sets must be at least 1")
+
+    peers, absent = discover(args.threads)
+    peers = _chosen(peers, args.backends)
+    gpu, why_no_gpu = gpu_info()
+    console.print(f"gpubcast {gpubcast.__version__} bench: {len(chosen)} patterns × {', '.join(sizes)}, "
+                  f"{dtype}, {settings.repeat} samples, {settings.sets} input sets rotated", markup=False)
+    if gpu is None:
+        console.print(f"No GPU: {why_no_gpu}; the GPU backends (CuPy, gpubcast CUDA, torch) are not run.",
+                      markup=False)
+    for name, why in absent.items():
+        if name != "gpu":
+            console.print(f"{name} not run: {why}", markup=False)
+    for peer in peers:
+        if peer.note:
+            console.print(f"{peer.label}: {peer.note}", markup=False)
+    if not peers:
+        raise ValueError("none of the chosen backends is present here")
+
+    devices = {p.device for p in peers}
+    ceilings = {}
+    with console.status("measuring the machine's ceilings"):
+        if "cpu" in devices:
+            ceilings["cpu"] = measure.cpu_ceiling(repeat=3 if args.quick else 10)
+        if "gpu" in devices:
+            ceilings["gpu"] = measure.gpu_ceiling(repeat=10 if args.quick else 30)
+    for device, c in ceilings.items():
+        console.print(f"{device.upper()} ceiling: {c['gbps']:.1f} GB/s ({c['method']})", markup=False)
+
+    total = sum(1 for _ in chosen for _ in sizes for _ in peers)
+    with Progress(TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task, started = bar.add_task("starting", total=total), []
+
+        def progress(text):  # called as each (pattern, size, backend) starts
+            bar.update(task, description=text, completed=len(started))
+            started.append(text)
+        records, skipped = run_suite(chosen, sizes, peers, dtype, settings, ceilings, progress)
+        bar.update(task, completed=total)
+
+    tables, notes = report.tables({"records": records, "device": {"gpu": gpu}})
+    for table in tables:
+        console.print(table)
+    for note in notes:
+        console.print(note, markup=False)
+    for s in skipped:
+        console.print(f"skipped {s['pattern']} {s['size']} on {s['backend']}: {s['reason']}", markup=False)
+
+    document = {
+        "gpubcast_version": gpubcast.__version__,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "settings": {"quick": args.quick, "repeat": settings.repeat, "min_sample_s": settings.min_sample_s,
+                     "sets": settings.sets, "sizes": list(sizes), "patterns": [p.name for p in chosen],
+                     "onnxruntime_threads": args.threads, "command": sys.argv},
+        "device": {"cpu": cpu_info(), "gpu": gpu, "gpu_absent_reason": why_no_gpu or None,
+                   "versions": versions(), "python": platform.python_version()},
+        "ceilings": ceilings,
+        "backends": {p.name: {"label": p.label, "device": p.device, "note": p.note} for p in peers},
+        "absent": absent,
+        "records": records,
+        "skipped": skipped,
+    }
+    if args.json:
+        report.write_json(document, args.json)
+        console.print(f"wrote {args.json}", markup=False)
+    if args.plot:
+        report.plot(document, args.plot)
+        console.print(f"wrote {args.plot}", markup=False)
+    return 0

@@ -1,0 +1,131 @@
+"""The benchmark's outputs: the terminal table, the JSON document (checked against the
+shipped ``schema.json``), and a PNG bar chart of GB/s with the measured ceilings."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from .patterns import BY_NAME, SIZES
+
+FOOTNOTE_MARKS = "¹²³⁴⁵⁶⁷⁸⁹"
+
+
+def schema() -> dict:
+    return json.loads(resources.files("gpubcast.bench").joinpath("schema.json").read_text())
+
+
+def validate(document: dict) -> None:
+    """Raise ``jsonschema.ValidationError`` where ``document`` does not follow ``schema.json``."""
+    import jsonschema
+    jsonschema.validate(document, schema())
+
+
+def write_json(document: dict, path) -> None:
+    """Validate, then write ``document`` to ``path``."""
+    validate(document)
+    with open(path, "w") as f:
+        json.dump(document, f, indent=1)
+        f.write("\n")
+
+
+def seconds_text(s: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"
+
+
+def shapes_text(shapes, transposed=()) -> str:
+    """``(2,4).T + (4,)``: the operand shapes, a transposed operand marked .T."""
+    return " + ".join(str(tuple(s)).replace(" ", "") + (".T" if i in transposed else "")
+                      for i, s in enumerate(shapes))
+
+
+def _mark(note: str | None, footnotes: dict[str, int]) -> str:
+    """The footnote mark for ``note`` (numbered in order of first use), '' for no note."""
+    if not note:
+        return ""
+    return " " + FOOTNOTE_MARKS[footnotes.setdefault(note, len(footnotes)) % len(FOOTNOTE_MARKS)]
+
+
+def _ratio(x) -> str:
+    return "—" if x is None else f"{x:.2f}×"
+
+
+def tables(document: dict):
+    """One rich Table per size (patterns as sections, a row per backend), and the footnotes."""
+    from rich.table import Table
+
+    records, gpu = document["records"], document["device"]["gpu"] is not None
+    footnotes: dict[str, int] = {}
+    out = []
+    for size in SIZES:
+        rows = [r for r in records if r["size"] == size]
+        if not rows:
+            continue
+        table = Table(title=f"{size} ({'per-call latency' if size == 'tiny' else 'bandwidth'}), "
+                            f"{rows[0]['dtype']}", title_justify="left")
+        for name, justify in (("pattern", "left"), ("operands", "left"), ("backend", "left"),
+                              ("median", "right"), ("GB/s", "right"), ("of ceiling", "right"),
+                              ("vs NumPy", "right"), *((("vs CuPy", "right"),) if gpu else ()),
+                              ("first call", "right")):
+            table.add_column(name, justify=justify)
+        for pattern in dict.fromkeys(r["pattern"] for r in rows):
+            table.add_section()
+            previous = None
+            for r in (r for r in rows if r["pattern"] == pattern):
+                mark = _mark(r.get("note"), footnotes)
+                operands = shapes_text(r["operands"], BY_NAME[pattern].transposed if pattern in BY_NAME else ())
+                fraction = r["fraction_of_ceiling"]
+                table.add_row(
+                    pattern if previous is None else "", operands if operands != previous else "",
+                    r.get("label", r["backend"]) + mark, seconds_text(r["seconds_median"]), f"{r['gbps']:.3g}",
+                    "—" if fraction is None else f"{fraction:.0%}", _ratio(r.get("speedup_vs_numpy")),
+                    *((_ratio(r.get("speedup_vs_cupy")),) if gpu else ()),
+                    seconds_text(r["first_call_seconds"]) if "first_call_seconds" in r else "—")
+                previous = operands
+        out.append(table)
+    notes = [f"{_mark(text, footnotes).strip()} {text}" for text in footnotes]
+    return out, notes
+
+
+def plot(document: dict, path) -> None:
+    """A PNG bar chart, one panel per size, bars per pattern (groups) and backend: GB/s at the
+    large size with each measured ceiling drawn as a horizontal line, time per call at tiny."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = document["records"]
+    sizes = [s for s in SIZES if any(r["size"] == s for r in records)] or ["large"]
+    backends = list(dict.fromkeys(r.get("label", r["backend"]) for r in records))
+    fig, axes = plt.subplots(len(sizes), 1, figsize=(14, 4.5 * len(sizes)), squeeze=False)
+    for ax, size in zip(axes[:, 0], sizes):
+        rows = [r for r in records if r["size"] == size]
+        value = (lambda r: r["gbps"]) if size == "large" else (lambda r: r["seconds_median"] * 1e6)
+        patterns = list(dict.fromkeys(r["pattern"] for r in rows))
+        width = 0.8 / max(1, len(backends))
+        for k, backend in enumerate(backends):
+            values = {r["pattern"]: value(r) for r in rows if r.get("label", r["backend"]) == backend}
+            xs = [i + (k - (len(backends) - 1) / 2) * width for i, p in enumerate(patterns) if p in values]
+            ax.bar(xs, [values[p] for p in patterns if p in values], width, label=backend)
+        if size == "large":
+            for device, style in (("cpu", "--"), ("gpu", ":")):
+                ceiling = document["ceilings"].get(device)
+                if ceiling:
+                    ax.axhline(ceiling["gbps"], color="black", linestyle=style, linewidth=1,
+                               label=f"{device.upper()} ceiling {ceiling['gbps']:.3g} GB/s")
+            ax.set_ylabel("effective GB/s")
+            ax.set_title("large: bandwidth (distinct bytes read + bytes written, per second; higher is better)")
+        else:
+            ax.set_ylabel("µs per call")
+            ax.set_title("tiny: per-call latency (lower is better)")
+        ax.set_xticks(range(len(patterns)), patterns, rotation=30, ha="right")
+        positive = [value(r) for r in rows if value(r) > 0]
+        if positive and max(positive) / min(positive) > 50:
+            ax.set_yscale("log")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100)
+    plt.close(fig)

@@ -1,0 +1,147 @@
+"""``python -m gpubcast bench`` end to end (tiny size), its JSON against the shipped schema,
+its PNG, behaviour without a GPU, bad arguments; and ``python -m gpubcast info``."""
+
+import contextlib
+import io
+import json
+import pathlib
+import subprocess
+import sys
+
+import jsonschema
+import numpy as np
+import pytest
+
+import gpubcast.info
+from gpubcast.__main__ import main
+from gpubcast.bench import report
+from gpubcast.bench.patterns import PATTERNS
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SCHEMA = json.loads((ROOT / "gpubcast" / "bench" / "schema.json").read_text())
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One real ``bench --quick --size tiny --json --plot`` run, with the GPU reported absent
+    (so the no-GPU behaviour is tested on every machine)."""
+    tmp = tmp_path_factory.mktemp("bench")
+    json_path, png_path = tmp / "r.json", tmp / "r.png"
+    buffer = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(buffer):
+        mp.setattr(gpubcast.info, "gpu_info", lambda: (None, "no GPU in this test"))
+        rc = main(["bench", "--quick", "--size", "tiny", "--json", str(json_path), "--plot", str(png_path)])
+    return rc, buffer.getvalue(), json.loads(json_path.read_text()), png_path
+
+
+def test_quick_run_succeeds_and_prints_the_table(quick_run):
+    rc, out, doc, _ = quick_run
+    assert rc == 0
+    assert "tiny (per-call latency), float32" in out
+    for column in ("median", "GB/s", "of ceiling", "vs NumPy", "first call"):
+        assert column in out
+    for p in PATTERNS:
+        assert p.name in out
+    assert "CPU ceiling:" in out and "wrote" in out
+
+
+def test_json_validates_against_the_shipped_schema(quick_run):
+    _, _, doc, _ = quick_run
+    jsonschema.validate(doc, SCHEMA)
+    assert SCHEMA == report.schema()   # the one the package ships is the one in the tree
+    bad = json.loads(json.dumps(doc))
+    del bad["records"][0]["gbps"]
+    with pytest.raises(jsonschema.ValidationError):
+        report.validate(bad)
+
+
+def test_json_records_are_complete_and_consistent(quick_run):
+    _, _, doc, _ = quick_run
+    records = doc["records"]
+    backends = {r["backend"] for r in records}
+    assert {"numpy", "onnxruntime"} <= backends
+    assert backends & {"gpubcast-numba", "gpubcast-numpy"}
+    ceiling = doc["ceilings"]["cpu"]["gbps"]
+    assert doc["skipped"] == []   # float32: every backend runs every pattern
+    for backend in backends:
+        assert [r["pattern"] for r in records if r["backend"] == backend] == [p.name for p in PATTERNS]
+    for r in records:
+        assert r["size"] == "tiny" and r["dtype"] == "float32" and r["device"] == "cpu"
+        assert r["gbps"] == pytest.approx(r["bytes"] / r["seconds_median"] / 1e9)
+        assert r["fraction_of_ceiling"] == pytest.approx(r["gbps"] / ceiling)
+        assert r["seconds_median"] == pytest.approx(float(np.median(r["seconds_samples"])))
+        assert len(r["seconds_samples"]) == 5 and r["first_call_seconds"] > 0
+    numpy_row = next(r for r in records if r["backend"] == "numpy" and r["pattern"] == "row")
+    assert numpy_row["shape"] == [2, 4] and numpy_row["operands"] == [[2, 4], [4]]
+    assert numpy_row["bytes"] == (8 + 4 + 8) * 4 and numpy_row["speedup_vs_numpy"] == 1.0
+
+
+def test_without_a_gpu_the_gpu_columns_are_absent_and_one_line_says_why(quick_run):
+    _, out, doc, _ = quick_run
+    why = [line for line in out.splitlines() if line.startswith("No GPU:")]
+    assert len(why) == 1 and "no GPU in this test" in why[0]
+    assert "vs CuPy" not in out
+    assert doc["device"]["gpu"] is None and doc["device"]["gpu_absent_reason"] == "no GPU in this test"
+    assert "gpu" not in doc["ceilings"] and doc["absent"]["gpu"] == "no GPU in this test"
+    assert all(r["device"] == "cpu" for r in doc["records"])
+    assert not {"cupy", "gpubcast-cuda", "torch"} & set(doc["backends"])
+
+
+def test_plot_is_a_real_png(quick_run):
+    import matplotlib.image
+    _, _, _, png_path = quick_run
+    data = png_path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    image = matplotlib.image.imread(png_path)
+    height, width = image.shape[:2]
+    assert 300 <= height <= 2000 and 800 <= width <= 3000 and image.shape[2] in (3, 4)
+    assert image.std() > 0.01   # not a blank canvas
+
+
+def test_filters_and_a_large_run(tmp_path, capsys):
+    """--patterns / --backends / --size large / --repeat / --dtype, and a plot with the ceiling."""
+    rc = main(["bench", "--quick", "--size", "large", "--patterns", "outer", "--backends", "numpy",
+               "--repeat", "2", "--dtype", "float64", "--json", str(tmp_path / "r.json"),
+               "--plot", str(tmp_path / "r.png")])
+    assert rc == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.validate(doc, SCHEMA)
+    [r] = doc["records"]
+    assert (r["pattern"], r["backend"], r["size"], r["dtype"]) == ("outer", "numpy", "large", "float64")
+    assert r["shape"] == [8192, 4096] and r["bytes"] == (8192 + 4096 + 8192 * 4096) * 8
+    assert len(r["seconds_samples"]) == 2
+    assert (tmp_path / "r.png").read_bytes()[:8] == PNG_SIGNATURE
+    assert "large (bandwidth), float64" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--patterns", "row,nope"], "unknown pattern(s) nope; choose from same"),
+    (["--backends", "numpy,tensorflow"], "unknown backend(s) tensorflow; choose from numpy"),
+    (["--dtype", "float33"], "--dtype 'float33' is not a NumPy dtype name"),
+    (["--repeat", "0"], "--repeat and --sets must be at least 1"),
+])
+def test_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys):
+    assert main(["bench", "--quick", "--size", "tiny", *argv]) == 2
+    assert message in capsys.readouterr().out
+
+
+def test_module_entry_point_lists_bench_and_info_reports():
+    out = subprocess.run([sys.executable, "-m", "gpubcast", "bench", "--help"], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    for option in ("--quick", "--json", "--plot", "--size", "--patterns", "--backends", "--repeat", "--dtype"):
+        assert option in out
+    info = subprocess.run([sys.executable, "-m", "gpubcast", "info"], capture_output=True, text=True, cwd=ROOT,
+                          check=True).stdout
+    assert "backends:" in info and "numpy        available" in info
+    assert info.count("GPU: ") == 1 and "CPU: " in info
+    gpu, why = gpubcast.info.gpu_info()
+    assert (f"GPU: none ({why})" in info) if gpu is None else (gpu["name"] in info)
+
+
+def test_info_helpers():
+    found = gpubcast.info.backends_found()
+    assert found["numpy"] is None and set(found) == {"numpy", "numba", "cuda"}
+    assert gpubcast.info.versions()["numpy"] == np.__version__
+    assert gpubcast.info._cuda_version(12040) == "12.4" and gpubcast.info._cuda_version(13000) == "13.0"
+    assert gpubcast.info.cpu_info()["cores"] >= 1
