@@ -59,7 +59,7 @@ def _label(rule: str, axis: int | None = None, axes_mapping=None) -> str:
     return f"broadcast ({rule})"
 
 
-def _remapped(shape, dmap, rank) -> tuple[int, ...]:
+def remapped_shape(shape, dmap, rank) -> tuple[int, ...]:
     """The operand's shape laid onto the output's rank (1 where it has no dim)."""
     full = [1] * rank
     for k, d in enumerate(dmap):
@@ -69,7 +69,7 @@ def _remapped(shape, dmap, rank) -> tuple[int, ...]:
 
 
 def _shape_text(shape, dmap, rank) -> str:
-    remapped = _remapped(shape, dmap, rank)
+    remapped = remapped_shape(shape, dmap, rank)
     if remapped == tuple(shape):
         return f"{tuple(shape)}"
     return f"{tuple(shape)}->{remapped}"

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..rules import _remapped, check_shape, dim_maps
+from ..rules import remapped_shape, check_shape, dim_maps
 from .measure import traffic_bytes
 
 SIZES = ("tiny", "large")
@@ -68,7 +68,7 @@ class Pattern:
         if self.rule not in ("pdpd", "explicit"):
             return self.inputs(shapes)
         out, maps = dim_maps(tuple(map(check_shape, shapes)), self.rule, self.axis, self.axes_mapping)
-        return tuple(_remapped(s, m, len(out)) for s, m in zip(self.inputs(shapes), maps))
+        return tuple(remapped_shape(s, m, len(out)) for s, m in zip(self.inputs(shapes), maps))
 
     def dtypes(self, dtype) -> tuple[np.dtype, ...]:
         """The dtype of each array operand: ``where``'s condition is bool, the rest ``dtype``."""
