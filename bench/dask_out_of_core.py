@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     means = y.mean(axis=0, dtype=np.float64)
 
     print(f"input      x: {rows} x {cols} float32 = {x.nbytes / 2**30:.2f} GiB "
-          f"(+ bias {bias.nbytes / 2**20:.1f} MiB), generated lazily in the workers")
+          f"(+ bias {bias.nbytes / 2**20:.1f} MiB), generated lazily, chunk by chunk")
     print(f"chunking   {x.numblocks[0]} chunks of {chunk_rows} x {cols} "
           f"({chunk_rows * cols * 4 / 2**20:.0f} MiB each); graph: {len(means.__dask_graph__())} tasks")
 

@@ -32,10 +32,11 @@ def test_onnx_ops_on_dask():
     same_as_numpy(onnx.Add, A, B)
     same_as_numpy(onnx.Div, A, B)                       # integer Div truncates
     same_as_numpy(onnx.Mod, A, B, fmod=0)
-    same_as_numpy(onnx.Sum, A, B, A[0])
+    same_as_numpy(onnx.Sum, F, F[0], np.ones(4, np.float32))
     same_as_numpy(onnx.Max, F, F[:, :1], np.float32(0.5) * np.ones(4, np.float32))
     same_as_numpy(onnx.Where, A > 0, F, np.zeros((3, 1), np.float32))
     same_as_numpy(onnx.PRelu, F, np.array([0.1, 0.2, 0.3], np.float32).reshape(3, 1))
+    same_as_numpy(onnx.BitShift, A.astype(np.uint8), np.uint8(2) * np.ones(4, np.uint8), direction="LEFT")
     same_as_numpy(onnx.Expand, F[:, :, :1], np.array([2, 1, 1, 5]), shape_args=1)
 
 
@@ -44,6 +45,7 @@ def test_openvino_ops_on_dask():
     same_as_numpy(ov.Add, A, B[:3], auto_broadcast="pdpd", axis=1)
     same_as_numpy(ov.Subtract, A, B, auto_broadcast="numpy")
     same_as_numpy(ov.FloorMod, A, B)
-    same_as_numpy(ov.Select, A > 0, F, np.zeros((3,), np.float32), auto_broadcast="pdpd", axis=1)
+    same_as_numpy(ov.PRelu, F, np.array([0.1, 0.2, 0.3], np.float32))           # per channel (dim 1)
+    same_as_numpy(ov.Select, A[0] > 0, F, np.zeros((3,), np.float32), auto_broadcast="pdpd", axis=1)
     same_as_numpy(ov.Broadcast, B[:3], np.array([2, 3, 4]), np.array([1]), mode="explicit", shape_args=2)
     same_as_numpy(ov.Broadcast, F[0], np.array([5, 3, 4]), mode="numpy", shape_args=1)
