@@ -44,12 +44,12 @@ def operands(name, shapes, seed=0):
     return [np.round(rng.normal(size=s) * 4, 1) for s in shapes]
 
 
-def check(result, expected, chunks=None):
+def check(result, expected):
     assert isinstance(result, da.Array), type(result)
     assert result.dtype == expected.dtype
     assert result.shape == expected.shape
-    if chunks is not None:
-        assert result.chunks == chunks
+    assert type(result._meta) is np.ndarray and result._meta.ndim == result.ndim
+    assert result._meta.dtype == expected.dtype
     computed = result.compute(scheduler="threads")
     assert isinstance(computed, np.ndarray)
     assert computed.dtype == expected.dtype
