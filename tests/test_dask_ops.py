@@ -6,6 +6,8 @@ for data movement) and the same gpubcast call on NumPy arrays (the reference bac
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
 
 da = pytest.importorskip("dask.array")
 
@@ -347,10 +349,6 @@ def test_unknown_rule_and_mode_errors():
 
 
 # --- properties: random shapes, random uneven chunks --------------------------------------------
-
-from hypothesis import given, strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
-
 
 @st.composite
 def chunked_operands(draw, shapes):
