@@ -63,7 +63,7 @@ def apply(op: ops.Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mappi
     name = f"gpubcast-{op.name}-" + tokenize(op.name, rule, axis, axes_mapping, dtype, target, shape, *inputs)
 
     if shape is not None:  # broadcast_to / expand: one Dask input, the target shape is no array
-        p = dispatch._plan(shapes, rule, axis, axes_mapping, None, target, shape)
+        p = dispatch.plan_for(shapes, rule, axis, axes_mapping, None, target, shape)
         meta = meta_from_array(template, ndim=len(p.out_shape), dtype=out_dtype)
         x = _aligned(inputs[0], p.out_shape, p.strides[0])
         moved = da.broadcast_to(x, p.out_shape, chunks=_target_chunks(x, p.out_shape), meta=meta)
@@ -97,21 +97,14 @@ def _operand_maps(shapes, rule, axis, axes_mapping, target):
     Operands are planned in ``dispatch``'s order (PDPD: ``target`` first), so the
     ``BroadcastError`` is the one the NumPy path raises.
     """
-    order = list(range(len(shapes)))
-    if rule == "pdpd" and target:
-        order.insert(0, order.pop(target))
+    order = dispatch.planning_order(rule, len(shapes), target) or tuple(range(len(shapes)))
     out_shape, maps = dim_maps(tuple(shapes[i] for i in order), rule, axis, axes_mapping)
     return out_shape, [maps[order.index(i)] for i in range(len(shapes))]
 
 
 def _resolve_types(op, inputs, dtype) -> np.dtype:
     """The output dtype, resolved as ``dispatch.apply`` resolves it (TypeError at call time)."""
-    types = tuple(_dt.weak_type(x) for x in inputs)
-    if dtype is not None and op.ufunc is not None:
-        loop, out_dtype = dispatch._resolve_with_dtype(op, types, np.dtype(dtype))
-    else:
-        loop, out_dtype = op.resolve(types)
-        out_dtype = out_dtype if dtype is None else np.dtype(dtype)
+    loop, out_dtype = dispatch.resolve_types(op, tuple(_dt.weak_type(x) for x in inputs), dtype)
     for x, dt in zip(inputs, loop):
         if _dt.is_python_scalar(x):
             np.asarray(x, dtype=dt)  # raises now what each chunk would raise (e.g. 1000 into int8)

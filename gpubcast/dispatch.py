@@ -30,13 +30,7 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
                                  dtype=dtype, target=target, shape=shape)
     be = backends.select(inputs, out, backend)
     arrays = [x if _dt.is_python_scalar(x) or be.owns(x) else be.asarray(x) for x in inputs]
-    types = tuple(_dt.weak_type(x) for x in arrays)
-    if dtype is not None and op.ufunc is not None:
-        loop, out_dtype = _resolve_with_dtype(op, types, np.dtype(dtype))
-    else:
-        loop, out_dtype = op.resolve(types)
-        if dtype is not None:
-            out_dtype = np.dtype(dtype)
+    loop, out_dtype = resolve_types(op, tuple(_dt.weak_type(x) for x in arrays), dtype)
     arrays = [x if not _dt.is_python_scalar(x) and x.dtype == dt else be.asarray(x, dtype=dt)
               for x, dt in zip(arrays, loop)]
 
@@ -52,18 +46,18 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
         be.copyto(out, result)
         return out
 
-    p = _plan(arrays, rule, axis, axes_mapping, out, target, shape)
+    p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
     if out is None:
         out = be.empty(p.out_shape, out_dtype)
     elif p.size and any(_partial_overlap(be, x, i, p, out) for i, x in enumerate(arrays)):
         arrays = [be.copy(x) if _partial_overlap(be, x, i, p, out) else x for i, x in enumerate(arrays)]
-        p = _plan(arrays, rule, axis, axes_mapping, out, target, shape)
+        p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
     if p.size:
         be.execute(op, p, arrays, out)
     return out
 
 
-def _plan(arrays, rule, axis, axes_mapping, out, target, shape):
+def plan_for(arrays, rule, axis, axes_mapping, out, target, shape):
     n = len(arrays)
     if shape is not None:  # data movement: the target shape is an operand of the rule only
         shape = tuple(shape)
@@ -71,11 +65,18 @@ def _plan(arrays, rule, axis, axes_mapping, out, target, shape):
             return take(make_plan(shape, *arrays, rule=rule, axis=axis, out=out), tuple(range(1, n + 1)))
         return take(make_plan(*arrays, shape, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out),
                     tuple(range(n)))
-    if rule == "pdpd" and target:
-        order = (target,) + tuple(i for i in range(n) if i != target)
+    order = planning_order(rule, n, target)
+    if order is not None:
         p = make_plan(*(arrays[i] for i in order), rule=rule, axis=axis, out=out)
         return take(p, tuple(order.index(i) for i in range(n)))
     return make_plan(*arrays, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out)
+
+
+def planning_order(rule: str, n: int, target: int) -> tuple[int, ...] | None:
+    """The order ``n`` operands are planned in when it is not the call order: PDPD puts ``target`` first."""
+    if rule == "pdpd" and target:
+        return (target,) + tuple(i for i in range(n) if i != target)
+    return None
 
 
 def _partial_overlap(be, x, i, p, out) -> bool:
@@ -87,7 +88,14 @@ def _partial_overlap(be, x, i, p, out) -> bool:
     return not (be.data_ptr(x) == be.data_ptr(out) and p.strides[i] == p.out_strides)
 
 
-def _resolve_with_dtype(op, types, dtype):
+def resolve_types(op: Op, types, dtype=None):
+    """(loop dtypes, output dtype) for input dtypes / weak scalar types; ``dtype`` as NumPy's ``dtype=``
+    (for ufunc ops it picks the loop, as ``signature=(None, ..., dtype)``; otherwise it casts the result)."""
+    if dtype is None:
+        return op.resolve(types)
+    dtype = np.dtype(dtype)
+    if op.ufunc is None:
+        return op.resolve(types)[0], dtype
     try:
         resolved = op.ufunc.resolve_dtypes(types + (None,), signature=(None,) * len(types) + (dtype,))
     except TypeError as e:
