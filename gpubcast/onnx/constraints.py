@@ -9,6 +9,8 @@ arrays; all of them are ONNX's ``string``.
 
 The lists are those of the latest operator versions (ONNX 1.23, opset 28);
 each includes every type the operator's earlier versions (opset >= 7) allow.
+``gpubcast.openvino`` enforces OpenVINO's same-type rule with the same check
+(``spec="OpenVINO"``).
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ def operand(x):
     return np.asarray(x)
 
 
-def constrain(op: str, inputs, allowed: frozenset, names, param: str = "T") -> tuple:
-    """Enforce type constraint ``param`` of ONNX operator ``op`` on ``inputs`` (named ``names``).
+def constrain(op: str, inputs, allowed: frozenset, names, param: str = "T", spec: str = "ONNX") -> tuple:
+    """Enforce type constraint ``param`` of ``spec``'s operator ``op`` on ``inputs`` (named ``names``).
 
     Returns the inputs as operands (see ``operand``).  Raises ``TypeError`` when
     two arrays differ in type or their type is not in ``allowed``.
@@ -67,5 +69,5 @@ def constrain(op: str, inputs, allowed: frozenset, names, param: str = "T") -> t
         found = type_name(result_type(tuple(weak_type(x) for x in inputs)))
     if found not in allowed:
         raise TypeError(f"{op}: tensor({found}) input ({', '.join(names)}) is not allowed by type "
-                        f"constraint {param}; ONNX allows {', '.join(f'tensor({t})' for t in sorted(allowed))}")
+                        f"constraint {param}; {spec} allows {', '.join(f'tensor({t})' for t in sorted(allowed))}")
     return inputs
