@@ -56,7 +56,7 @@ def test_selection_covers_every_in_scope_node_test():
         ops = {n.op_type for n in case.model.graph.node}
         if len(ops) == 1 and ops <= set(OPERATORS):
             assert case.name in ops_of, case.name
-    assert len(cases) >= 240
+    assert len(cases) >= 150  # 242 with onnx 1.23 (opset 28); a floor against a regex that lost its way
     for case in cases:
         opset = next(o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx"))
         assert opset >= MIN_OPSET, case.name
