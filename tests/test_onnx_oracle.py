@@ -328,21 +328,23 @@ def test_difference_integer_division_and_modulo_by_zero():
         np.testing.assert_array_equal(getattr(gx, op)(a, b), [0, 0])
 
 
-def test_difference_int_min_divided_by_minus_one():
-    """ONNX Runtime dies of SIGFPE on INT_MIN / -1 (int32); gpubcast gives INT_MIN, never a crash."""
-    script = textwrap.dedent("""
+@pytest.mark.parametrize("op", ["Div", "Mod"])
+def test_difference_int_min_divided_by_minus_one(op):
+    """ONNX Runtime dies of SIGFPE on INT_MIN / -1 and INT_MIN % -1 (int32); gpubcast gives INT_MIN and 0."""
+    script = textwrap.dedent(f"""
         import numpy as np, onnxruntime as ort
         from onnx import TensorProto, helper
         x = [helper.make_tensor_value_info(n, TensorProto.INT32, [1]) for n in "ab"]
         y = helper.make_tensor_value_info("y", TensorProto.INT32, [1])
-        graph = helper.make_graph([helper.make_node("Div", ["a", "b"], ["y"])], "g", x, [y])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+        graph = helper.make_graph([helper.make_node("{op}", ["a", "b"], ["y"])], "g", x, [y])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", {OPSET})], ir_version=10)
         session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-        print(session.run(None, {"a": np.array([-2**31], np.int32), "b": np.array([-1], np.int32)}))
+        print(session.run(None, {{"a": np.array([-2**31], np.int32), "b": np.array([-1], np.int32)}}))
     """)
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
-    assert child.returncode != 0, "ONNX Runtime now survives INT_MIN / -1: update the README"
-    np.testing.assert_array_equal(gx.Div(np.array([-2**31], np.int32), np.array([-1], np.int32)), [-2**31])
+    assert child.returncode != 0, f"ONNX Runtime now survives INT_MIN {op} -1: update the README"
+    expected = [-2**31] if op == "Div" else [0]
+    np.testing.assert_array_equal(getattr(gx, op)(np.array([-2**31], np.int32), np.array([-1], np.int32)), expected)
 
 
 def test_difference_integer_zero_to_a_negative_power():
