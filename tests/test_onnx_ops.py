@@ -444,6 +444,20 @@ def test_run_node():
     np.testing.assert_array_equal(y, [4])
 
 
+def test_backend_passes_gpubcast_backend_through(monkeypatch):
+    requested = []
+    real = backends.select
+    monkeypatch.setattr(backends, "select", lambda inputs, out=None, wanted=None: (
+        requested.append(wanted), real(inputs, out, wanted))[1])
+    x = np.ones((2, 3), f32)
+    rep = GpubcastBackend.prepare(_graph_model(), gpubcast_backend="numpy")
+    np.testing.assert_allclose(rep.run([x])[0], _graph_expected(x), rtol=1e-6)
+    assert requested and set(requested) == {"numpy"}
+    with pytest.raises(ValueError, match="device 'CUDA' computes with gpubcast_backend='cuda', not 'numpy'"):
+        onnx_backend.run_node(helper.make_node("Add", ["a", "b"], ["y"]), [x, x], device="CUDA",
+                              gpubcast_backend="numpy")
+
+
 def test_supports_device():
     assert onnx_backend.supports_device("CPU")
     assert onnx_backend.supports_device("CUDA") == GPU
