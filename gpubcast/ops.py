@@ -27,7 +27,7 @@ from . import dtypes as _dt
 @dataclass(frozen=True)
 class Op:
     name: str
-    kind: str                  # binary | ternary | variadic | move
+    kind: str                  # binary | ternary | quaternary | variadic | move
     arity: int | None          # None: variadic (1..N)
     reference: Callable        # NumPy reference over broadcast, loop-dtype inputs
     doc: str
@@ -155,6 +155,10 @@ def _min(*xs):
     return functools.reduce(np.minimum, xs)
 
 
+def _axpby(alpha, x, beta, y):
+    return alpha * x + beta * y
+
+
 def _copy(x):
     return np.array(x, copy=True)
 
@@ -208,6 +212,10 @@ declare(Op("max", "variadic", None, _quiet(_max), "elementwise maximum of all in
            type_rule="same", accepts="biuf"))
 declare(Op("min", "variadic", None, _quiet(_min), "elementwise minimum of all inputs, NaN-propagating",
            type_rule="same", accepts="biuf"))
+declare(Op("axpby", "quaternary", 4, _quiet(_axpby),
+           "alpha * x + beta * y over operands (alpha, x, beta, y) in their common type; alpha and beta "
+           "are usually 0-d (ONNX Gemm's epilogue: alpha * A'B' + beta * C in one pass)",
+           type_rule="same", accepts="iufc"))
 declare(Op("copy", "move", 1, _copy, "the input, broadcast (data movement: any dtype)", type_rule="any",
            accepts="biufcSUOV"))
 

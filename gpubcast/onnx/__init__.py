@@ -1,0 +1,251 @@
+"""ONNX operators by their ONNX names, computed by gpubcast's broadcasting kernels.
+
+Each function takes the operator's inputs positionally in ONNX's order and its
+attributes as keywords with ONNX's names and defaults, plus ``backend=``
+('numpy' | 'numba' | 'cuda'), passed through to ``gpubcast.dispatch.apply``.
+Inputs are NumPy arrays (CPU) or CuPy arrays (GPU); Python scalars mix with
+either and take the arrays' type.  This module only translates: every value
+is computed by a registry op through ``dispatch.apply`` (Gemm's matrix
+product alone is ``matmul`` of the inputs' array module).
+
+ONNX semantics, where they differ from the NumPy-style API:
+
+- Type constraints are enforced: inputs bound to one type parameter must share
+  one element type, of the operator's list (``TypeError`` otherwise; see
+  ``gpubcast.onnx.constraints``).  Comparisons return bool.
+- ``Div`` on integers truncates toward zero; ``x / 0 -> 0``, ``INT_MIN / -1 -> INT_MIN``.
+- ``Mod``: ``fmod=0`` takes the divisor's sign (floats too, as Mod-28 defines it),
+  ``fmod=1`` the dividend's; ``x % 0 -> 0`` for integers.
+- ``Pow``: the result has the base's type (an integer base with a float
+  exponent computes in floating point and truncates, as the ONNX reference does).
+- ``BitShift``: a shift by a negative amount or by >= the bit width gives 0
+  (-1 for a right shift of a negative value), as BitShift-28 defines it.
+- ``PRelu``'s slope and ``Gemm``'s C broadcast unidirectionally (never grow the result).
+- ``Max Min Mean Sum`` take 1..N inputs, multidirectional broadcast, one pass.
+
+``gpubcast.onnx.backend`` runs ONNX models made of these operators.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from .. import api, backends, ops
+from ..dispatch import apply
+from ..rules import broadcast_shapes
+from .constraints import ANY, BOOL, FLOATS, INTS, NUMERIC, POW_BASE, PRELU_GEMM, STRING, constrain, type_name
+
+_AB = ("A", "B")
+
+#: ONNX name -> (registry op, type constraint T, what it computes); all take (A, B)
+_BINARY = {
+    "Add": ("add", NUMERIC, "A + B"),
+    "Sub": ("subtract", NUMERIC, "A - B"),
+    "Mul": ("multiply", NUMERIC, "A * B"),
+    "Div": ("div_trunc", NUMERIC,
+            "A / B; integers truncate toward zero (x / 0 -> 0, INT_MIN / -1 -> INT_MIN)"),
+    "And": ("logical_and", BOOL, "A and B, on bool tensors"),
+    "Or": ("logical_or", BOOL, "A or B, on bool tensors"),
+    "Xor": ("logical_xor", BOOL, "A xor B, on bool tensors"),
+    "Equal": ("equal", NUMERIC | BOOL | STRING, "A == B, as bool"),
+    "Greater": ("greater", NUMERIC, "A > B, as bool"),
+    "Less": ("less", NUMERIC, "A < B, as bool"),
+    "GreaterOrEqual": ("greater_equal", NUMERIC, "A >= B, as bool"),
+    "LessOrEqual": ("less_equal", NUMERIC, "A <= B, as bool"),
+    "BitwiseAnd": ("bitwise_and", INTS, "A & B, on integer tensors"),
+    "BitwiseOr": ("bitwise_or", INTS, "A | B, on integer tensors"),
+    "BitwiseXor": ("bitwise_xor", INTS, "A ^ B, on integer tensors"),
+}
+
+#: ONNX name -> (registry op, type constraint T, what it computes); all take data_0, data_1, ...
+_VARIADIC = {
+    "Max": ("max", NUMERIC, "elementwise maximum (NaN-propagating)"),
+    "Min": ("min", NUMERIC, "elementwise minimum (NaN-propagating)"),
+    "Mean": ("mean", FLOATS, "elementwise mean"),
+    "Sum": ("sum", FLOATS, "elementwise sum"),
+}
+
+_TYPES_DOC = "Type constraint T: {}."
+
+
+def _allowed(allowed) -> str:
+    return ", ".join(f"tensor({t})" for t in sorted(allowed))
+
+
+def _binary(name: str, op_name: str, allowed, what: str):
+    op = ops.get(op_name)
+
+    def f(A, B, /, *, backend=None):
+        A, B = constrain(name, (A, B), allowed, _AB)
+        return apply(op, (A, B), backend=backend)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"ONNX {name}(A, B): {what}, with multidirectional (NumPy) broadcasting.\n\n"
+                 f"A and B must share one element type. {_TYPES_DOC.format(_allowed(allowed))}\n"
+                 "Raises BroadcastError when the shapes do not broadcast, TypeError for the types.")
+    return f
+
+
+def _variadic(name: str, op_name: str, allowed, what: str):
+    op = ops.get(op_name)
+
+    def f(*data, backend=None):
+        if not data:
+            raise TypeError(f"{name} takes 1 or more inputs (data_0, data_1, ...), got none")
+        data = constrain(name, data, allowed, tuple(f"data_{i}" for i in range(len(data))))
+        return apply(op, data, backend=backend)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"ONNX {name}(data_0, ..., data_n): {what} of 1..N inputs, multidirectional\n"
+                 f"broadcasting, computed in one pass. {_TYPES_DOC.format(_allowed(allowed))}")
+    return f
+
+
+for _name, _spec in _BINARY.items():
+    globals()[_name] = _binary(_name, *_spec)
+for _name, _spec in _VARIADIC.items():
+    globals()[_name] = _variadic(_name, *_spec)
+
+
+def _cast(x, dtype, be):
+    """``x`` converted to ``dtype`` by backend ``be`` (as dispatch converts inputs): the output type
+    ONNX defines where it differs from the computing type (Pow's and Gemm's T)."""
+    if x.dtype == dtype:
+        return x
+    with np.errstate(invalid="ignore", over="ignore"):
+        return be.asarray(x, dtype=dtype)
+
+
+def Pow(X, Y, /, *, backend=None):
+    """ONNX Pow(X, Y): X ** Y with multidirectional broadcasting; the result has X's type.
+
+    X may be tensor(int32/int64/float16/float/double/bfloat16) (constraint T), Y any
+    numeric type (T1).  When Y's type differs, the power is computed in the two
+    types' common NumPy type and converted to X's (an integer base with a float
+    exponent truncates: Pow([4, 2], 0.5) on int32 gives [2, 1]).  An integer to a
+    negative integer power gives 1 for base 1, +-1 for base -1, 0 otherwise.
+    """
+    (X,) = constrain("Pow", (X,), POW_BASE, ("X",))
+    (Y,) = constrain("Pow", (Y,), NUMERIC, ("Y",), param="T1")
+    result = apply(ops.get("power"), (X, Y), backend=backend)
+    if hasattr(X, "dtype"):
+        result = _cast(result, X.dtype, backends.select((result,), None, backend))
+    return result
+
+
+def Mod(A, B, /, *, fmod=0, backend=None):
+    """ONNX Mod(A, B, fmod=0): the remainder of A / B with multidirectional broadcasting.
+
+    fmod=0: A - floor(A / B) * B, with the divisor's sign (Python's %); floats are
+    allowed, as Mod-28 defines them (Mod-10..13 required fmod=1 for floats).
+    fmod=1: A - trunc(A / B) * B, with the dividend's sign (C's fmod).
+    Integers: x % 0 -> 0.
+    """
+    if fmod not in (0, 1):
+        raise ValueError(f"Mod: fmod must be 0 or 1, got {fmod!r}")
+    A, B = constrain("Mod", (A, B), NUMERIC, _AB)
+    return apply(ops.get("fmod" if fmod else "remainder"), (A, B), backend=backend)
+
+
+def BitShift(X, Y, /, *, direction, backend=None):
+    """ONNX BitShift(X, Y, direction='LEFT' | 'RIGHT'): X shifted by Y bits, integers of one type.
+
+    Right shifts of signed values are arithmetic.  A shift by a negative amount or
+    by >= the bit width gives 0, or -1 for a right shift of a negative X (BitShift-28).
+    """
+    if isinstance(direction, bytes):
+        direction = direction.decode()
+    if direction not in ("LEFT", "RIGHT"):
+        raise ValueError(f"BitShift: direction must be 'LEFT' or 'RIGHT', got {direction!r}")
+    X, Y = constrain("BitShift", (X, Y), INTS, ("X", "Y"))
+    return apply(ops.get("left_shift" if direction == "LEFT" else "right_shift"), (X, Y), backend=backend)
+
+
+def Where(condition, X, Y, /, *, backend=None):
+    """ONNX Where(condition, X, Y): X where condition is true, else Y; multidirectional broadcasting
+    of all three.  condition is tensor(bool); X and Y share one type (any, strings included on the CPU)."""
+    (condition,) = constrain("Where", (condition,), BOOL, ("condition",), param="B")
+    X, Y = constrain("Where", (X, Y), ANY, ("X", "Y"))
+    return api.where(condition, X, Y, backend=backend)
+
+
+def Expand(input, shape, /, *, backend=None):
+    """ONNX Expand(input, shape): input broadcast bidirectionally with ``shape`` (numpy rule of the
+    two: the result may be larger than ``shape`` where it holds 1s or is shorter than input's rank).
+
+    ``shape`` is a 1-D tensor(int64) or a sequence of ints.
+    """
+    (input,) = constrain("Expand", (input,), ANY, ("input",))
+    if hasattr(shape, "dtype"):
+        if type_name(shape.dtype) != "int64":
+            raise TypeError(f"Expand: shape must be a tensor(int64), got tensor({type_name(shape.dtype)})")
+        if shape.ndim != 1:
+            raise ValueError(f"Expand: shape must be 1-D, got an array of shape {tuple(shape.shape)}")
+    return api.expand(input, shape, backend=backend)
+
+
+def PRelu(X, slope, /, *, backend=None):
+    """ONNX PRelu(X, slope): X where X >= 0, else slope * X.
+
+    ``slope`` broadcasts unidirectionally to X: the result always has X's shape, and
+    a slope that would grow it raises BroadcastError (ONNX Runtime does not enforce
+    this; gpubcast does).  X and slope share one type.
+    """
+    X, slope = constrain("PRelu", (X, slope), PRELU_GEMM, ("X", "slope"))
+    return api.prelu(X, slope, backend=backend)
+
+
+def _coefficient(v):
+    """A Gemm scale as a weak Python scalar; integral values as int, so integer tensors stay integer."""
+    v = float(v)
+    return int(v) if v.is_integer() else v
+
+
+def Gemm(A, B, C=None, /, *, alpha=1.0, beta=1.0, transA=0, transB=0, backend=None):
+    """ONNX Gemm: Y = alpha * A' @ B' + beta * C, with A' = A.T if transA else A (M, K) and
+    B' = B.T if transB else B (K, N).
+
+    C (optional) broadcasts unidirectionally to (M, N).  The product is the array
+    module's ``matmul``; the scaling and the bias are one pass of gpubcast's ``axpby``
+    (``multiply`` without C; nothing when alpha == 1).  With beta == 0, C is checked
+    but not read.  A, B and C share one type; an integer Gemm with a non-integral
+    alpha or beta computes in float64 and truncates back, as the ONNX reference does.
+    """
+    names = _AB + (("C",) if C is not None else ())
+    inputs = constrain("Gemm", (A, B) + ((C,) if C is not None else ()), PRELU_GEMM, names)
+    be = backends.select(inputs, None, backend)
+    A, B = (x if be.owns(x) else be.asarray(x) for x in inputs[:2])
+    for name, x in zip(_AB, (A, B)):
+        if x.ndim != 2:
+            raise ValueError(f"Gemm: {name} must be 2-D, got shape {tuple(x.shape)}")
+    A = A.T if transA else A
+    B = B.T if transB else B
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"Gemm: inner dimensions differ: A' is (M, K) = {tuple(A.shape)} but B' is "
+                         f"(K, N) = {tuple(B.shape)}")
+    product = be.xp.matmul(A, B)
+    if C is not None:
+        C = inputs[2]
+        broadcast_shapes(product.shape, tuple(getattr(C, "shape", ())), rule="unidirectional")
+    if C is not None and beta != 0:
+        result = apply(ops.get("axpby"), (_coefficient(alpha), product, _coefficient(beta), C), backend=be.name)
+    elif alpha != 1:
+        result = apply(ops.get("multiply"), (product, _coefficient(alpha)), backend=be.name)
+    else:
+        return product
+    return _cast(result, product.dtype, be)
+
+
+#: every operator this module implements, by ONNX name
+OPERATORS = {name: globals()[name] for name in (
+    *_BINARY, "Pow", "Mod", *_VARIADIC, "Where", "BitShift", "Expand", "PRelu", "Gemm")}
+
+__all__ = sorted(OPERATORS) + ["OPERATORS"]
+
+
+def __getattr__(name):
+    if name == "backend":  # the ONNX backend imports onnx; load it on first use only
+        return importlib.import_module(f"{__name__}.backend")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,285 @@
+"""An ONNX backend that runs models made of ``gpubcast.onnx``'s operators.
+
+The interface is ONNX's (``onnx.backend.base.Backend``), used the way
+``onnxruntime.backend`` is::
+
+    import gpubcast.onnx.backend as backend
+    rep = backend.prepare(model, device="CPU")    # or "CUDA"
+    outputs = rep.run([x, y])                     # a list of NumPy arrays, in graph output order
+    backend.run_model(model, [x, y]); backend.run_node(node, [x, y]); backend.supports_device("CUDA")
+
+What runs: graphs of the default ONNX domain at opset >= 7 whose nodes are all
+operators of ``gpubcast.onnx.OPERATORS``, with initializers; nodes run in
+topological order, their attributes parsed from the node.  Anything else
+raises ``NotImplementedError`` naming the node and its operator, in
+``prepare`` (so before any input is read).
+
+Devices: ``"CPU"`` computes on gpubcast's CPU backend (the default one, or
+``prepare(..., gpubcast_backend="numba")``).  ``"CUDA"`` needs CuPy and a GPU
+(``supports_device("CUDA")`` is ``cupy.cuda.is_available()``): initializers
+and inputs are copied to the GPU with ``cupy.asarray``, every node computes
+there, and the outputs come back as NumPy arrays.  String tensors stay on the
+host (CuPy has none); a node with a string input computes on the CPU.
+
+Semantics are ``gpubcast.onnx``'s, whatever the opset: the latest operator
+versions' type lists (each a superset of the earlier ones) and Mod-28's
+floating-point ``fmod=0``.  Feeds must have the element types the graph
+declares (``TypeError`` otherwise), as in ONNX Runtime.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+from onnx.backend.base import Backend, BackendRep, Device, DeviceType
+
+from .. import backends
+from . import OPERATORS
+from .constraints import type_name
+
+#: the first opset whose versions of these operators gpubcast runs (Add-6 and older had `broadcast`/`axis`)
+MIN_OPSET = 7
+#: the attributes an operator takes, as keywords of its gpubcast.onnx function
+ATTRIBUTES = {"Mod": ("fmod",), "BitShift": ("direction",), "Gemm": ("alpha", "beta", "transA", "transB")}
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One node, checked and ready to call: ``function(*inputs, **attributes)`` -> ``outputs[0]``."""
+    label: str
+    function: Callable
+    inputs: tuple[str, ...]       # "" marks an omitted optional input
+    outputs: tuple[str, ...]
+    attributes: dict
+
+
+def _default_opset(opset_import) -> int:
+    for entry in opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return entry.version
+    raise NotImplementedError("gpubcast.onnx.backend: the model imports no opset of the default ONNX domain")
+
+
+def compile_node(node: onnx.NodeProto, opset: int) -> _Step:
+    """Check ``node`` against what gpubcast runs and parse its attributes; raise NotImplementedError otherwise."""
+    label = f"node {node.name!r} ({node.op_type})" if node.name else f"a {node.op_type} node"
+    if node.domain not in ("", "ai.onnx"):
+        raise NotImplementedError(f"gpubcast.onnx.backend: {label} is in domain {node.domain!r}; only the "
+                                  f"default ONNX domain is supported")
+    function = OPERATORS.get(node.op_type)
+    if function is None:
+        raise NotImplementedError(f"gpubcast.onnx.backend does not support the operator {node.op_type!r} "
+                                  f"({label}); supported operators: {', '.join(sorted(OPERATORS))}")
+    if opset < MIN_OPSET:
+        raise NotImplementedError(f"gpubcast.onnx.backend: {label} is from opset {opset}; gpubcast runs "
+                                  f"opset >= {MIN_OPSET}")
+    try:
+        onnx.defs.get_schema(node.op_type, opset)
+    except onnx.defs.SchemaError:
+        raise NotImplementedError(f"gpubcast.onnx.backend: {label}: ONNX opset {opset} has no "
+                                  f"{node.op_type}") from None
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    unknown = sorted(set(attributes) - set(ATTRIBUTES.get(node.op_type, ())))
+    if unknown:
+        raise NotImplementedError(f"gpubcast.onnx.backend: {label} has attribute(s) {', '.join(unknown)} "
+                                  f"that gpubcast does not implement")
+    attributes = {k: v.decode() if isinstance(v, bytes) else v for k, v in attributes.items()}
+    if len(node.output) != 1:
+        raise NotImplementedError(f"gpubcast.onnx.backend: {label} has {len(node.output)} outputs; "
+                                  f"{node.op_type} has exactly one")
+    return _Step(label, function, tuple(node.input), tuple(node.output), attributes)
+
+
+def _topological(steps, available) -> list[_Step]:
+    """``steps`` in an order where every input exists before it is read (stable for sorted graphs)."""
+    available, pending, order = set(available), list(steps), []
+    while pending:
+        ready = [s for s in pending if all(not i or i in available for i in s.inputs)]
+        if not ready:
+            step = pending[0]
+            missing = [i for i in step.inputs if i and i not in available]
+            raise ValueError(f"gpubcast.onnx.backend: {step.label} reads {', '.join(map(repr, missing))}, "
+                             f"which no graph input, initializer or other node provides (or the graph "
+                             f"has a cycle)")
+        for s in ready:
+            order.append(s)
+            available.update(s.outputs)
+        pending = [s for s in pending if all(s is not r for r in ready)]
+    return order
+
+
+class _Placement:
+    """Where a device keeps tensors: NumPy arrays for "CPU"; CuPy arrays for "CUDA" (strings on the host)."""
+
+    def __init__(self, device: str, gpubcast_backend: str | None):
+        self.cuda = Device(device).type == DeviceType.CUDA
+        if self.cuda and gpubcast_backend not in (None, "cuda"):
+            raise ValueError(f"device 'CUDA' computes with gpubcast_backend='cuda', not {gpubcast_backend!r}")
+        self.backend = "cuda" if self.cuda else gpubcast_backend
+        if self.cuda:
+            import cupy
+            self.cupy = cupy
+
+    def load(self, x):
+        """A feed or initializer as this device keeps it."""
+        x = x if hasattr(x, "dtype") else np.asarray(x)
+        if self.cuda and x.dtype.kind not in "OUST":
+            return self.cupy.asarray(x)
+        return x
+
+    def colocate(self, args):
+        """A node's inputs on one device: all on the host when one is a host string tensor."""
+        if not self.cuda:
+            return args
+        on_host = any(x is not None and not backends.is_cuda_array(x) and x.dtype.kind in "OUST" for x in args)
+        if on_host:
+            return [self.cupy.asnumpy(x) if backends.is_cuda_array(x) else x for x in args]
+        return [x if x is None or backends.is_cuda_array(x) else self.cupy.asarray(x) for x in args]
+
+    def unload(self, x):
+        """A result as NumPy."""
+        return self.cupy.asnumpy(x) if self.cuda and backends.is_cuda_array(x) else x
+
+    def call(self, step: _Step, args):
+        args = self.colocate(list(args))
+        while args and args[-1] is None:  # omitted trailing optional inputs (Gemm's C)
+            args.pop()
+        if any(x is None for x in args):
+            raise NotImplementedError(f"gpubcast.onnx.backend: {step.label} omits an input before the last one")
+        return step.function(*args, **step.attributes, backend=self.backend)
+
+
+class GpubcastRep(BackendRep):
+    """A prepared model: ``run(inputs)`` -> list of NumPy arrays, one per graph output."""
+
+    def __init__(self, model: onnx.ModelProto, device: str = "CPU", gpubcast_backend: str | None = None):
+        graph = model.graph
+        if len(graph.sparse_initializer):
+            raise NotImplementedError("gpubcast.onnx.backend: sparse initializers are not supported")
+        self._place = _Placement(device, gpubcast_backend)
+        opset = _default_opset(model.opset_import)
+        self._initializers = {t.name: self._place.load(numpy_helper.to_array(t)) for t in graph.initializer}
+        self.input_names = [i.name for i in graph.input if i.name not in self._initializers]
+        self.output_names = [o.name for o in graph.output]
+        self._declared = {i.name: i.type.tensor_type.elem_type for i in graph.input
+                          if i.type.HasField("tensor_type") and i.type.tensor_type.elem_type}
+        self._steps = _topological([compile_node(n, opset) for n in graph.node],
+                                   [i.name for i in graph.input] + list(self._initializers))
+        produced = set(self._initializers) | {i.name for i in graph.input} | {o for s in self._steps for o in s.outputs}
+        missing = [n for n in self.output_names if n not in produced]
+        if missing:
+            raise ValueError(f"gpubcast.onnx.backend: graph output(s) {', '.join(map(repr, missing))} are "
+                             f"produced by no node")
+
+    def _feeds(self, inputs) -> dict:
+        if isinstance(inputs, dict):
+            unknown = [k for k in inputs if k not in self.input_names and k not in self._initializers]
+            if unknown:
+                raise ValueError(f"gpubcast.onnx.backend: unknown input name(s) {unknown}; the model's inputs "
+                                 f"are {self.input_names}")
+            feeds = dict(inputs)
+        else:
+            if hasattr(inputs, "dtype"):
+                inputs = [inputs]
+            inputs = list(inputs)
+            if len(inputs) != len(self.input_names):
+                raise ValueError(f"gpubcast.onnx.backend: the model takes {len(self.input_names)} input(s) "
+                                 f"{self.input_names}, got {len(inputs)}")
+            feeds = dict(zip(self.input_names, inputs))
+        missing = [n for n in self.input_names if n not in feeds]
+        if missing:
+            raise ValueError(f"gpubcast.onnx.backend: missing input(s) {missing}")
+        for name, x in feeds.items():
+            x = feeds[name] = x if hasattr(x, "dtype") else np.asarray(x)
+            if name in self._declared:
+                expected = type_name(helper.tensor_dtype_to_np_dtype(self._declared[name]))
+                if type_name(x.dtype) != expected:
+                    raise TypeError(f"gpubcast.onnx.backend: input {name!r} must be tensor({expected}), got "
+                                    f"tensor({type_name(x.dtype)})")
+        return feeds
+
+    def run(self, inputs: Any, **kwargs: Any) -> list:
+        values = dict(self._initializers)
+        values.update({k: self._place.load(v) for k, v in self._feeds(inputs).items()})
+        for step in self._steps:
+            values[step.outputs[0]] = self._place.call(step, (values[i] if i else None for i in step.inputs))
+        return [self._place.unload(values[name]) for name in self.output_names]
+
+
+class GpubcastBackend(Backend):
+    """ONNX backend on gpubcast (see the module docstring)."""
+
+    @classmethod
+    def _load(cls, model) -> onnx.ModelProto:
+        if isinstance(model, (str, os.PathLike)):
+            return onnx.load(model)
+        if isinstance(model, bytes):
+            return onnx.load_from_string(model)
+        return model
+
+    @classmethod
+    def is_compatible(cls, model, device: str = "CPU", **kwargs: Any) -> bool:
+        """Whether every node of ``model`` is one gpubcast runs, on a device it supports."""
+        model = cls._load(model)
+        try:
+            opset = _default_opset(model.opset_import)
+            for node in model.graph.node:
+                compile_node(node, opset)
+        except NotImplementedError:
+            return False
+        return cls.supports_device(device)
+
+    @classmethod
+    def prepare(cls, model, device: str = "CPU", **kwargs: Any) -> GpubcastRep:
+        """Check ``model`` (a ModelProto, serialized bytes or a path) and return a runnable rep.
+
+        ``gpubcast_backend`` (keyword) forces gpubcast's CPU backend ('numpy' or 'numba').
+        """
+        model = cls._load(model)
+        onnx.checker.check_model(model)
+        if not cls.supports_device(device):
+            raise RuntimeError(f"gpubcast.onnx.backend: device {device!r} is not available "
+                               f"(CUDA needs CuPy and a GPU)")
+        return GpubcastRep(model, device, kwargs.get("gpubcast_backend"))
+
+    @classmethod
+    def run_model(cls, model, inputs: Any, device: str = "CPU", **kwargs: Any) -> list:
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU", outputs_info=None,
+                 **kwargs: Any) -> list:
+        """Run one node on ``inputs`` (a list in the node's input order); ``opset_version`` defaults
+        to the newest ONNX knows."""
+        super().run_node(node, inputs, device=device, outputs_info=outputs_info, **kwargs)
+        step = compile_node(node, kwargs.get("opset_version", onnx.defs.onnx_opset_version()))
+        place = _Placement(device, kwargs.get("gpubcast_backend"))
+        args = [place.load(x) if x is not None else None for x in inputs]
+        return [place.unload(place.call(step, args))]
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        """"CPU" always; "CUDA" when CuPy sees a GPU (``cupy.cuda.is_available()``)."""
+        try:
+            kind = Device(device).type
+        except (AttributeError, ValueError):
+            return False
+        if kind == DeviceType.CPU:
+            return True
+        try:
+            import cupy
+            return bool(cupy.cuda.is_available())
+        except Exception:
+            return False
+
+
+is_compatible = GpubcastBackend.is_compatible
+prepare = GpubcastBackend.prepare
+run_model = GpubcastBackend.run_model
+run_node = GpubcastBackend.run_node
+supports_device = GpubcastBackend.supports_device

@@ -1,0 +1,155 @@
+"""OpenVINO operators by their OpenVINO names, computed by gpubcast's broadcasting kernels.
+
+Elementwise operators take their inputs positionally (``a, b``; Select's
+``cond, then, else``) and ``auto_broadcast="numpy" | "pdpd" | "none"`` with
+``axis=-1`` (PDPD's start axis; -1 means rank(a) - rank(b)), plus ``backend=``
+('numpy' | 'numba' | 'cuda') passed through to ``gpubcast.dispatch.apply``.
+``Broadcast`` covers Broadcast-1 (modes numpy, explicit) and Broadcast-3
+(adds bidirectional and pdpd).  This module only translates: every value is
+computed by a registry op through ``dispatch.apply``.
+
+Type rules (OpenVINO opset 1 specifications):
+
+- The inputs of one operator share one element type (``TypeError`` otherwise);
+  Python scalars are weak and take the arrays' type.
+- Arithmetic (Add ... Minimum, FloorMod, Mod, PRelu) takes numeric types, not
+  boolean; comparisons take any type and return boolean; LogicalAnd/Or/Xor take
+  boolean only; Select takes a boolean ``cond``.
+- ``Divide`` on integers follows ``m_pythondiv`` (default True, as Divide-1):
+  floor division, or truncation toward zero with ``m_pythondiv=False``; x / 0 -> 0.
+  Floats divide.
+- ``Mod`` is truncated (the dividend's sign), ``FloorMod`` floored (the divisor's
+  sign); x % 0 -> 0 for integers.
+- ``Maximum``/``Minimum`` propagate NaN; an integer ``Power`` with a negative
+  exponent gives 1 for base 1, +-1 for base -1, 0 otherwise.
+- ``PRelu``: a 1-D slope as long as data's channel dim (dim 1) applies per channel;
+  any other slope broadcasts to data with the numpy rule, one-directionally.
+
+Where OpenVINO's CPU plugin departs from these written rules, gpubcast follows
+the rules; the README lists the differences, each pinned by a test.
+"""
+
+from __future__ import annotations
+
+from . import api, ops
+from . import dtypes as _dt
+from .dispatch import apply
+from .onnx.constraints import BOOL, NUMERIC, constrain
+
+AUTO_BROADCASTS = ("numpy", "pdpd", "none")
+BROADCAST_MODES = ("numpy", "explicit", "bidirectional", "pdpd")
+_AB = ("a", "b")
+_SPEC = "OpenVINO"
+
+
+def _auto_broadcast(auto_broadcast: str) -> str:
+    rule = str(auto_broadcast).lower()
+    if rule not in AUTO_BROADCASTS:
+        raise ValueError(f"auto_broadcast={auto_broadcast!r} is not an OpenVINO auto-broadcast type; choose one "
+                         f"of {', '.join(map(repr, AUTO_BROADCASTS))}")
+    return rule
+
+
+#: OpenVINO name -> (registry op, allowed element types, what it computes)
+_BINARY = {
+    "Add": ("add", NUMERIC, "a + b"),
+    "Subtract": ("subtract", NUMERIC, "a - b"),
+    "Multiply": ("multiply", NUMERIC, "a * b"),
+    "Power": ("power", NUMERIC, "a ** b"),
+    "Maximum": ("maximum", NUMERIC, "max(a, b), NaN-propagating"),
+    "Minimum": ("minimum", NUMERIC, "min(a, b), NaN-propagating"),
+    "FloorMod": ("remainder", NUMERIC, "a mod b with the divisor's sign (floored; x % 0 -> 0 for integers)"),
+    "Mod": ("fmod", NUMERIC, "a mod b with the dividend's sign (truncated; x % 0 -> 0 for integers)"),
+    "Equal": ("equal", NUMERIC | BOOL, "a == b, as boolean"),
+    "NotEqual": ("not_equal", NUMERIC | BOOL, "a != b, as boolean"),
+    "Greater": ("greater", NUMERIC | BOOL, "a > b, as boolean"),
+    "GreaterEqual": ("greater_equal", NUMERIC | BOOL, "a >= b, as boolean"),
+    "Less": ("less", NUMERIC | BOOL, "a < b, as boolean"),
+    "LessEqual": ("less_equal", NUMERIC | BOOL, "a <= b, as boolean"),
+    "LogicalAnd": ("logical_and", BOOL, "a and b, on boolean tensors"),
+    "LogicalOr": ("logical_or", BOOL, "a or b, on boolean tensors"),
+    "LogicalXor": ("logical_xor", BOOL, "a xor b, on boolean tensors"),
+}
+
+
+def _binary(name: str, op_name: str, allowed, what: str):
+    op = ops.get(op_name)
+
+    def f(a, b, /, *, auto_broadcast="numpy", axis=-1, backend=None):
+        a, b = constrain(name, (a, b), allowed, _AB, spec=_SPEC)
+        return apply(op, (a, b), rule=_auto_broadcast(auto_broadcast), axis=axis, backend=backend)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"OpenVINO {name}(a, b): {what}.\n\n"
+                 "auto_broadcast: 'numpy' (default), 'pdpd' (b placed onto a at `axis`; -1 -> rank(a) - rank(b))\n"
+                 "or 'none' (equal shapes).  a and b share one element type.\n"
+                 "Raises BroadcastError when the shapes do not fit, TypeError for the types.")
+    return f
+
+
+for _name, _spec in _BINARY.items():
+    globals()[_name] = _binary(_name, *_spec)
+
+
+def Divide(a, b, /, *, auto_broadcast="numpy", axis=-1, m_pythondiv=True, backend=None):
+    """OpenVINO Divide(a, b): a / b; integers floor (``m_pythondiv=True``, Divide-1's default) or
+    truncate toward zero (``m_pythondiv=False``), and x / 0 -> 0; floats divide.
+
+    auto_broadcast and axis as for Add; a and b share one element type.
+    """
+    a, b = constrain("Divide", (a, b), NUMERIC, _AB, spec=_SPEC)
+    integer = _dt.kind(_dt.result_type((_dt.weak_type(a), _dt.weak_type(b)))) in "iu"
+    op = "floor_divide" if integer and m_pythondiv else "div_trunc"
+    return apply(ops.get(op), (a, b), rule=_auto_broadcast(auto_broadcast), axis=axis, backend=backend)
+
+
+def Select(cond, then, else_, /, *, auto_broadcast="numpy", axis=-1, backend=None):
+    """OpenVINO Select(cond, then, else): then where cond is true, else ``else_``.
+
+    auto_broadcast 'numpy' broadcasts all three; 'pdpd' places cond and else onto
+    then (at ``axis``), so the result has then's shape; 'none' needs equal shapes.
+    cond is boolean; then and else share one element type.
+    """
+    (cond,) = constrain("Select", (cond,), BOOL, ("cond",), spec=_SPEC)
+    then, else_ = constrain("Select", (then, else_), NUMERIC | BOOL, ("then", "else"), spec=_SPEC)
+    return api.where(cond, then, else_, broadcast=_auto_broadcast(auto_broadcast), axis=axis, backend=backend)
+
+
+def PRelu(data, slope, /, *, backend=None):
+    """OpenVINO PRelu(data, slope): data where data >= 0, else slope * data; the result has data's shape.
+
+    A 1-D slope whose length equals data's channel dim (dim 1) applies per channel;
+    any other slope broadcasts to data with the numpy rule, one-directionally (a
+    slope that would grow data raises BroadcastError; OpenVINO's CPU plugin
+    computes something instead).
+    """
+    data, slope = constrain("PRelu", (data, slope), NUMERIC, ("data", "slope"), spec=_SPEC)
+    op = ops.get("prelu")
+    data_shape, slope_shape = tuple(getattr(data, "shape", ())), tuple(getattr(slope, "shape", ()))
+    if len(slope_shape) == 1 and len(data_shape) >= 2 and slope_shape[0] == data_shape[1]:
+        return apply(op, (data, slope), rule="pdpd", axis=1, backend=backend)
+    return apply(op, (data, slope), rule="unidirectional", backend=backend)
+
+
+def Broadcast(data, target_shape, axes_mapping=None, mode="numpy", *, axis=-1, backend=None):
+    """OpenVINO Broadcast: a new tensor, ``data`` replicated to ``target_shape`` (any element type).
+
+    mode 'numpy' (Broadcast-1/3: data broadcasts one-directionally to target_shape),
+    'explicit' (Broadcast-1/3: ``axes_mapping`` gives the output axis of each data
+    dim, strictly increasing), 'bidirectional' (Broadcast-3: the numpy rule of the
+    two, so the result may be larger than target_shape) or 'pdpd' (Broadcast-3:
+    data placed onto target_shape at ``axis``; -1 -> rank(target) - rank(data)).
+    ``target_shape`` and ``axes_mapping`` are 1-D integer tensors or sequences.
+    """
+    mode = str(mode).lower()
+    if mode not in BROADCAST_MODES:
+        raise ValueError(f"mode={mode!r} is not a Broadcast mode; choose one of {', '.join(map(repr, BROADCAST_MODES))}")
+    if hasattr(axes_mapping, "tolist"):
+        axes_mapping = axes_mapping.tolist()
+    return api.broadcast_to(data, target_shape, mode=mode, axes_mapping=axes_mapping, axis=axis, backend=backend)
+
+
+#: every operator this module implements, by OpenVINO name
+OPERATORS = {name: globals()[name] for name in (*_BINARY, "Divide", "Select", "PRelu", "Broadcast")}
+
+__all__ = sorted(OPERATORS) + ["OPERATORS", "AUTO_BROADCASTS", "BROADCAST_MODES"]

@@ -1,0 +1,65 @@
+"""The official ONNX node tests of every in-scope operator, through gpubcast.onnx.backend.
+
+The node tests ship inside the onnx wheel (``onnx.backend.test``); BackendTest
+turns each into a ``*_cpu`` and a ``*_cuda`` unittest method.  The CUDA ones
+carry the ``gpu`` marker and skip where CuPy sees no GPU.
+"""
+
+import re
+import warnings
+
+import onnx.backend.test
+import pytest
+from onnx.backend.test.loader import load_model_tests
+
+from gpubcast.onnx import OPERATORS
+from gpubcast.onnx.backend import MIN_OPSET, GpubcastBackend
+
+#: the node-test name prefixes of the in-scope operators (test_and2d, test_add_bcast, ...), anchored
+#: so that other operators' tests sharing a prefix (test_maxpool_*, test_bitwise_not_*) stay out
+PREFIXES = ("add", "sub", "mul", "div", "pow", "mod", "and", "or", "xor", "equal", "greater", "less",
+            "greater_equal", "less_equal", "max", "min", "mean", "sum", "where", "expand", "prelu", "gemm",
+            "bitshift", "bitwise_and", "bitwise_or", "bitwise_xor")
+SELECTED = rf"^test_({'|'.join(PREFIXES)})(_|\d)"
+
+#: tests the selection catches that are not made of in-scope operators (checked below)
+EXCLUDED = {
+    r"^test_prelu_(example|broadcast)_expanded_":
+        "PRelu's function body, made of CastLike and Constant nodes: operators outside gpubcast",
+}
+
+with warnings.catch_warnings():  # onnx computes every node test's data on load, with NumPy warnings
+    warnings.simplefilter("ignore", RuntimeWarning)
+    backend_test = onnx.backend.test.BackendTest(GpubcastBackend, __name__)
+backend_test.include(SELECTED)
+for _pattern in EXCLUDED:
+    backend_test.exclude(_pattern)
+
+OnnxBackendNodeModelTest = backend_test.test_cases["OnnxBackendNodeModelTest"]
+# BackendTest keeps every other node test as a skipped method: drop those; mark the CUDA runs.
+for _name in [n for n in vars(OnnxBackendNodeModelTest) if n.startswith("test_")]:
+    if not re.search(SELECTED, _name):
+        delattr(OnnxBackendNodeModelTest, _name)
+    elif _name.endswith("_cuda"):
+        setattr(OnnxBackendNodeModelTest, _name, pytest.mark.gpu(getattr(OnnxBackendNodeModelTest, _name)))
+
+
+def _selected_cases():
+    return [case for case in load_model_tests(kind="node") if re.search(SELECTED, case.name + "_cpu")]
+
+
+def test_selection_covers_every_in_scope_node_test():
+    cases = _selected_cases()
+    ops_of = {case.name: {n.op_type for n in case.model.graph.node} for case in cases}
+    # every ONNX node test whose single operator is in scope is selected
+    for case in load_model_tests(kind="node"):
+        ops = {n.op_type for n in case.model.graph.node}
+        if len(ops) == 1 and ops <= set(OPERATORS):
+            assert case.name in ops_of, case.name
+    assert len(cases) >= 150  # 242 with onnx 1.23 (opset 28); a floor against a regex that lost its way
+    for case in cases:
+        opset = next(o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx"))
+        assert opset >= MIN_OPSET, case.name
+        excluded = any(re.search(p, case.name + "_cpu") for p in EXCLUDED)
+        # an exclusion is justified exactly when the test uses an operator gpubcast does not implement
+        assert excluded == (not ops_of[case.name] <= set(OPERATORS)), (case.name, ops_of[case.name])
