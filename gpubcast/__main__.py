@@ -13,6 +13,7 @@ import sys
 COMMANDS = {
     "info": ("gpubcast.info", "backends, devices and versions"),
     "demo": ("gpubcast.demo", "a few broadcasts of every rule set, with shapes, backends and timings"),
+    "kernels": ("gpubcast.kernels_cli", "compile every CUDA kernel with NVRTC (--check) or run them emulated (--emulate)"),
 }
 
 

@@ -104,7 +104,7 @@ def values(rng, dtype, shape, *, op_name: str = "", role: int = 0) -> np.ndarray
     dt = np.dtype(dtype)
     n = int(np.prod(shape, dtype=np.int64))
     if dt == np.bool_:
-        return rng.random(shape) < 0.5
+        return np.asarray(rng.random(shape) < 0.5)
     if dt.kind in "iu":
         info = np.iinfo(dt)
         if op_name in ("left_shift", "right_shift") and role == 1:
@@ -133,7 +133,9 @@ def values(rng, dtype, shape, *, op_name: str = "", role: int = 0) -> np.ndarray
         x[spots] = rng.choice(edges, size=int(spots.sum()))
         return x
     if dt.kind == "c":
-        return (real(n) + 1j * real(n)).astype(dt).reshape(shape)
+        z = np.empty(n, dt)
+        z.real, z.imag = real(n), real(n)
+        return z.reshape(shape)
     return real(n).astype(dt).reshape(shape)
 
 

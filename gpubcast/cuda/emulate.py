@@ -17,6 +17,7 @@ the compiler and its flags (``$GPUBCAST_CACHE_DIR``, default ``~/.cache/gpubcast
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import ctypes
 import dataclasses
 import functools
@@ -222,3 +223,18 @@ def available() -> str:
     except (RuntimeError, FileNotFoundError) as e:
         return str(e)
     return ""
+
+
+@contextlib.contextmanager
+def registered(backend: EmulatedBackend):
+    """``backend`` reachable as ``backend=backend.name`` in every gpubcast call, for the block."""
+    from .. import backends
+    previous = backends._instances.get(backend.name)
+    backends._instances[backend.name] = backend
+    try:
+        yield backend
+    finally:
+        if previous is None:
+            backends._instances.pop(backend.name, None)
+        else:
+            backends._instances[backend.name] = previous
