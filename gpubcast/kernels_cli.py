@@ -6,6 +6,9 @@
         the virtual architecture (compute_XX) with --Ofast-compile=max: every instantiation
         goes through NVRTC's front end and code generation, not through ptxas.  --emit
         writes the PTX of each program into DIR.
+    --warm [--arch sm_90]
+        fill the runtime kernel cache (what a GPU compiles on first use) for the given
+        architecture, default the current device's, in parallel.
     --emulate [--seed N] [--cases N]
         run every kernel family on the CPU (host emulation harness) over the benchmark
         patterns and random cases, against the NumPy reference; non-zero exit on any mismatch.
@@ -24,8 +27,10 @@ CHUNK = 260    # name expressions per NVRTC program (the binary family is split 
 def configure(parser) -> None:
     parser.add_argument("--check", action="store_true", help="compile every instantiation with NVRTC")
     parser.add_argument("--emulate", action="store_true", help="run every kernel family under host emulation")
-    parser.add_argument("--arch", nargs="+", default=["sm_80", "sm_90"], metavar="SM",
-                        help="architectures for --check (default: sm_80 sm_90)")
+    parser.add_argument("--warm", action="store_true",
+                        help="compile every kernel into the runtime cache (default arch: the current GPU's)")
+    parser.add_argument("--arch", nargs="+", default=None, metavar="SM",
+                        help="architectures for --check (default: sm_80 sm_90) or --warm (default: the GPU's)")
     parser.add_argument("--fast", action="store_true",
                         help="--check: PTX for compute_XX with --Ofast-compile=max (no ptxas)")
     parser.add_argument("--emit", metavar="DIR", help="--check: write each program's PTX into DIR")
@@ -95,6 +100,42 @@ def check(arches, families=None, *, fast=False, emit=None, jobs=2, out=print) ->
     return 1 if failures else 0
 
 
+def _warm_task(family, name, arch):
+    from .cuda import compiler
+    t0 = time.perf_counter()
+    try:
+        compiler.cached_kernel(family, name, arch)
+    except compiler.CompileError as e:
+        return family, str(e), time.perf_counter() - t0
+    return family, "", time.perf_counter() - t0
+
+
+def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
+    """Compile every kernel into the runtime (disk) cache, one NVRTC program each, as a GPU
+    would on first use; 0 when all compiled."""
+    from .cuda import catalog, compiler
+    if not arches:
+        import cupy
+        arches = [compiler.arch_for(cupy.cuda.Device().compute_capability)]
+    tasks = [(family, name, arch) for arch in arches
+             for family, kernels in catalog.every_instantiation().items() if not families or family in families
+             for k in kernels for name in k.names()]
+    t0 = time.perf_counter()
+    counts: dict = {}
+    errors = []
+    with concurrent.futures.ProcessPoolExecutor(max(1, jobs)) as pool:
+        for family, error, _ in pool.map(_warm_task, *zip(*tasks), chunksize=8):
+            counts.setdefault(family, [0, 0])[1 if error else 0] += 1
+            if error:
+                errors.append(error)
+    for family, (ok, bad) in counts.items():
+        out(f"{family:10s} {', '.join(arches)}: {ok} cached, {bad} failed")
+    out(f"cache {compiler.cache_dir()} ({time.perf_counter() - t0:.1f} s)")
+    for error in errors[:3]:
+        out(error)
+    return 1 if errors else 0
+
+
 def emulate(seed=0, n_cases=400, jobs=2, out=print) -> int:
     """Run the benchmark patterns and random cases on the emulated kernels; 0 when all agree."""
     import numpy as np
@@ -140,12 +181,15 @@ def emulate(seed=0, n_cases=400, jobs=2, out=print) -> int:
 
 
 def run(args) -> int:
-    if not (args.check or args.emulate):
-        print("python -m gpubcast kernels: say --check (compile with NVRTC) and/or --emulate (run on the CPU)")
+    if not (args.check or args.emulate or args.warm):
+        print("python -m gpubcast kernels: say --check (compile with NVRTC), --warm (fill the runtime cache) "
+              "and/or --emulate (run on the CPU)")
         return 2
     rc = 0
     if args.check:
-        rc |= check(args.arch, args.family, fast=args.fast, emit=args.emit, jobs=args.jobs)
+        rc |= check(args.arch or ["sm_80", "sm_90"], args.family, fast=args.fast, emit=args.emit, jobs=args.jobs)
+    if args.warm:
+        rc |= warm(args.arch, args.family, jobs=args.jobs)
     if args.emulate:
         rc |= emulate(args.seed, args.cases, args.jobs)
     return rc

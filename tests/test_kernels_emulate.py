@@ -37,27 +37,6 @@ def _same(op_name, got, want, dtype):
     assert checks.agree(op_name, got, want, checks.tolerance(op_name, dtype)), checks._difference(got, want)
 
 
-def _binary_layouts(rng, dtype, op_name):
-    v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=op_name, role=role)  # noqa: E731
-    a, b = v(37, 45), v(37, 45, role=1)
-    scalar = v(role=1)
-    py = scalar.item() if dtype not in (_dt.bfloat16,) else float(scalar)
-    if dtype.kind == "c":
-        py = complex(py)
-    return {
-        "contiguous": (a, b),
-        "misaligned": (checks.layout(rng, a, "misaligned"), b),
-        "python scalar": (a, py),
-        "0-d value": (a, np.asarray(scalar)),
-        "device scalar": (a, v(1, 1, role=1)),
-        "row": (a, v(45, role=1)),
-        "column": (v(37, 1), b),
-        "transposed": (checks.layout(rng, a, "transposed"), b),
-        "negative strides": (a, checks.layout(rng, b, "flipped")),
-        "sliced": (checks.layout(rng, a, "sliced"), v(45, role=1)),
-    }
-
-
 BINARY_CASES = [(name, dt) for name, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"
                 for dt in sorted({t[0] for t in checks._dtypes_for(op)}, key=str)]
 
@@ -66,7 +45,7 @@ BINARY_CASES = [(name, dt) for name, op in sorted(ops.REGISTRY.items()) if op.ki
 def test_binary_op_every_layout(name, dtype, backends):
     rng = np.random.default_rng(abs(hash((name, str(dtype)))) % 2**32)
     op = ops.get(name)
-    for layout, (x1, x2) in _binary_layouts(rng, dtype, name).items():
+    for layout, (x1, x2) in checks.binary_layouts(rng, dtype, name).items():
         for be in ((BE, BE64) if layout in ("row", "transposed") else (BE,)):
             want = apply(op, (x1, x2), backend="numpy")
             got = apply(op, (x1, x2), backend=be)
@@ -162,25 +141,8 @@ def test_data_movement_every_mode(dtype):
             _same("copy", call(be), want, dtype)
 
 
-INT_EDGE = [
-    ("floor_divide", np.int8, [-128, 7, -7, 7, 0, -128], [-1, 0, 2, -2, 0, 3], [-128, 0, -4, -4, 0, -43]),
-    ("remainder", np.int8, [-128, 7, -7, 7, 5, 0], [-1, 0, 2, -2, 5, -3], [0, 0, 1, -1, 0, 0]),
-    ("fmod", np.int32, [-2**31, 7, -7, 7], [-1, 0, 2, -2], [0, 0, -1, 1]),
-    ("div_trunc", np.int32, [-2**31, 7, -7, 7, 9], [-1, 0, 2, -2, 3], [-2**31, 0, -3, -3, 3]),
-    ("div_trunc", np.int64, [-2**63, -9], [-1, 4], [-2**63, -2]),
-    ("floor_divide", np.uint8, [200, 7], [0, 2], [0, 3]),
-    ("left_shift", np.int8, [1, 1, 1, -1, 3], [7, 8, 100, 1, -1], [-128, 0, 0, -2, 0]),
-    ("right_shift", np.int8, [-5, -5, 5, -128], [1, 8, 40, -1], [-3, -1, 0, -1]),
-    ("right_shift", np.uint64, [2**64 - 1, 8], [63, 64], [1, 0]),
-    ("power", np.int32, [2, 1, -1, -1, 0, 3, 2], [-1, -5, -3, -4, -2, 0, 31], [0, 1, -1, 1, 0, 1, -2**31]),
-    ("power", np.uint8, [3, 2, 0], [5, 9, 0], [243, 0, 1]),
-    ("add", np.int8, [127, -128], [1, -1], [-128, 127]),
-    ("multiply", np.int64, [2**62, -2**63], [4, -1], [0, -2**63]),
-    ("prelu", np.int8, [-3, 3, -128], [2, 5, 2], [-6, 3, 0]),
-]
-
-
-@pytest.mark.parametrize("name, dtype, a, b, expected", INT_EDGE, ids=[f"{c[0]}-{c[1].__name__}" for c in INT_EDGE])
+@pytest.mark.parametrize("name, dtype, a, b, expected", checks.INTEGER_EDGE_CASES,
+                         ids=[f"{c[0]}-{c[1].__name__}" for c in checks.INTEGER_EDGE_CASES])
 def test_integer_edge_cases(name, dtype, a, b, expected):
     a, b = np.array(a, dtype), np.array(b, dtype)
     for x1, x2, want in ((a, b, np.array(expected, dtype)), (a[::-1], b[::-1], np.array(expected, dtype)[::-1])):

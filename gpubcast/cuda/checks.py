@@ -168,6 +168,46 @@ def layout(rng, base: np.ndarray, kind: str) -> np.ndarray:
 LAYOUTS = ("contiguous", "transposed", "flipped", "sliced", "misaligned")
 
 
+def binary_layouts(rng, dtype, op_name: str) -> dict:
+    """layout name -> (x1, x2) for a binary op: every operand class and fast path of the kernels."""
+    dtype = np.dtype(dtype)
+    v = lambda *s, role=0: values(rng, dtype, s, op_name=op_name, role=role)  # noqa: E731
+    a, b = v(37, 45), v(37, 45, role=1)
+    scalar = v(role=1)
+    py = complex(scalar) if dtype.kind == "c" else float(scalar) if _dt.kind(dtype) == "f" else scalar.item()
+    return {
+        "contiguous": (a, b),                                    # contiguous kernel, vector loads
+        "misaligned": (layout(rng, a, "misaligned"), b),         # contiguous kernel, element loads
+        "python scalar": (a, py),                                # weak scalar: a kernel argument
+        "0-d value": (a, np.asarray(scalar)),                    # strong 0-d: a kernel argument
+        "device scalar": (a, v(1, 1, role=1)),                   # one device element
+        "row": (a, v(45, role=1)),                               # contiguous + strided in one kernel
+        "column": (v(37, 1), b),
+        "transposed": (layout(rng, a, "transposed"), b),
+        "negative strides": (a, layout(rng, b, "flipped")),
+        "sliced": (layout(rng, a, "sliced"), v(45, role=1)),
+    }
+
+
+#: (op, dtype, x1, x2, expected): integer edge cases, values computed by hand
+INTEGER_EDGE_CASES = [
+    ("floor_divide", np.int8, [-128, 7, -7, 7, 0, -128], [-1, 0, 2, -2, 0, 3], [-128, 0, -4, -4, 0, -43]),
+    ("remainder", np.int8, [-128, 7, -7, 7, 5, 0], [-1, 0, 2, -2, 5, -3], [0, 0, 1, -1, 0, 0]),
+    ("fmod", np.int32, [-2**31, 7, -7, 7], [-1, 0, 2, -2], [0, 0, -1, 1]),
+    ("div_trunc", np.int32, [-2**31, 7, -7, 7, 9], [-1, 0, 2, -2, 3], [-2**31, 0, -3, -3, 3]),
+    ("div_trunc", np.int64, [-2**63, -9], [-1, 4], [-2**63, -2]),
+    ("floor_divide", np.uint8, [200, 7], [0, 2], [0, 3]),
+    ("left_shift", np.int8, [1, 1, 1, -1, 3], [7, 8, 100, 1, -1], [-128, 0, 0, -2, 0]),
+    ("right_shift", np.int8, [-5, -5, 5, -128], [1, 8, 40, -1], [-3, -1, 0, -1]),
+    ("right_shift", np.uint64, [2**64 - 1, 8], [63, 64], [1, 0]),
+    ("power", np.int32, [2, 1, -1, -1, 0, 3, 2], [-1, -5, -3, -4, -2, 0, 31], [0, 1, -1, 1, 0, 1, -2**31]),
+    ("power", np.uint8, [3, 2, 0], [5, 9, 0], [243, 0, 1]),
+    ("add", np.int8, [127, -128], [1, -1], [-128, 127]),
+    ("multiply", np.int64, [2**62, -2**63], [4, -1], [0, -2**63]),
+    ("prelu", np.int8, [-3, 3, -128], [2, 5, 2], [-6, 3, 0]),
+]
+
+
 # ---- the benchmark's patterns, scaled down -------------------------------------------------------
 
 def benchmark_patterns(rng, dtype=np.float32) -> list[Case]:
