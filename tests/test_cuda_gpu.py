@@ -23,20 +23,7 @@ ALL_DTYPES = tuple(_dt.NUMERIC)
 
 
 def device_like(x):
-    """A CuPy array with ``x``'s values, shape, strides and address modulo 16; host scalars
-    (Python numbers, 0-d NumPy arrays) stay on the host, as kernel arguments."""
-    if not isinstance(x, np.ndarray) or x.ndim == 0:
-        return x
-    if x.size == 0:
-        return cupy.asarray(x)
-    lo = sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides))
-    hi = sum(max(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) + x.itemsize
-    shift = (x.__array_interface__["data"][0] + lo) % 16
-    buf = cupy.zeros(shift + hi - lo, dtype=np.uint8)
-    view = cupy.ndarray(x.shape, x.dtype, memptr=buf.data + (shift - lo), strides=x.strides)
-    view[...] = cupy.asarray(np.ascontiguousarray(x))
-    assert view.data.ptr % 16 == x.__array_interface__["data"][0] % 16
-    return view
+    return checks.device_like(x, cupy)
 
 
 def on_device(xs):
