@@ -91,30 +91,27 @@ template <> GB_FN f16 from_float<f16>(float x) { return __float2half_rn(x); }
 template <> GB_FN bf16 from_float<bf16>(float x) { return __float2bfloat16_rn(x); }
 
 template <typename T> GB_FN bool isnan_(T x) { return x != x; }
-GB_FN float copysign_(float a, float b) { return copysignf(a, b); }
-GB_FN double copysign_(double a, double b) { return copysign(a, b); }
-GB_FN float fmod_(float a, float b) { return fmodf(a, b); }
-GB_FN double fmod_(double a, double b) { return fmod(a, b); }
-GB_FN float floor_(float a) { return floorf(a); }
-GB_FN double floor_(double a) { return floor(a); }
-GB_FN float pow_(float a, float b) { return powf(a, b); }
-GB_FN double pow_(double a, double b) { return pow(a, b); }
+// float / double overloads of the C math functions (names with a trailing _)
+#define GB_MATH1(NAME, FN) \
+  GB_FN float NAME(float a) { return FN##f(a); } \
+  GB_FN double NAME(double a) { return FN(a); }
+#define GB_MATH2(NAME, FN) \
+  GB_FN float NAME(float a, float b) { return FN##f(a, b); } \
+  GB_FN double NAME(double a, double b) { return FN(a, b); }
+GB_MATH1(floor_, floor)
+GB_MATH1(fabs_, fabs)
+GB_MATH1(log_, log)
+GB_MATH1(exp_, exp)
+GB_MATH1(cos_, cos)
+GB_MATH1(sin_, sin)
+GB_MATH2(copysign_, copysign)
+GB_MATH2(fmod_, fmod)
+GB_MATH2(pow_, pow)
+GB_MATH2(hypot_, hypot)
+GB_MATH2(atan2_, atan2)
 GB_FN float fma_(float a, float b, float c) { return fmaf(a, b, c); }
 GB_FN double fma_(double a, double b, double c) { return fma(a, b, c); }
-GB_FN float fabs_(float a) { return fabsf(a); }
-GB_FN double fabs_(double a) { return fabs(a); }
-GB_FN float log_(float a) { return logf(a); }
-GB_FN double log_(double a) { return log(a); }
-GB_FN float exp_(float a) { return expf(a); }
-GB_FN double exp_(double a) { return exp(a); }
-GB_FN float hypot_(float a, float b) { return hypotf(a, b); }
-GB_FN double hypot_(double a, double b) { return hypot(a, b); }
-GB_FN float atan2_(float a, float b) { return atan2f(a, b); }
-GB_FN double atan2_(double a, double b) { return atan2(a, b); }
-GB_FN float cos_(float a) { return cosf(a); }
-GB_FN double cos_(double a) { return cos(a); }
-GB_FN float sin_(float a) { return sinf(a); }
-GB_FN double sin_(double a) { return sin(a); }
+
 // quiet NaN and +inf (NVRTC has no __builtin_nan / __builtin_huge_val)
 template <typename R> GB_FN R nan_();
 template <typename R> GB_FN R inf_();

@@ -38,7 +38,7 @@ def _same(op_name, got, want, dtype):
 
 
 BINARY_CASES = [(name, dt) for name, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"
-                for dt in sorted({t[0] for t in checks._dtypes_for(op)}, key=str)]
+                for dt in sorted({t[0] for t in checks.dtypes_for(op)}, key=str)]
 
 
 @pytest.mark.parametrize("name, dtype", BINARY_CASES, ids=[f"{n}-{d}" for n, d in BINARY_CASES])

@@ -186,6 +186,8 @@ def binary_layouts(rng, dtype, op_name: str) -> dict:
         "transposed": (layout(rng, a, "transposed"), b),
         "negative strides": (a, layout(rng, b, "flipped")),
         "sliced": (layout(rng, a, "sliced"), v(45, role=1)),
+        "NCHW": (v(2, 3, 5, 7), v(1, 3, 1, 1, role=1)),                 # 3 coalesced dims
+        "rank-6 interleaved": (v(2, 1, 3, 1, 4, 5), v(1, 3, 1, 2, 4, 1, role=1)),
     }
 
 
@@ -251,23 +253,24 @@ def _shapes(rng, n_operands: int):
     return shapes, tuple(out)
 
 
-def _dtypes_for(op: _ops.Op):
-    """(input dtypes) choices of ``op`` among EMULATION_DTYPES."""
+def dtypes_for(op: _ops.Op, dtypes=EMULATION_DTYPES) -> list[tuple]:
+    """Input dtype tuples of ``op`` whose loop is their own dtype, among ``dtypes`` (binary ops:
+    pairs, plus NumPy 2's int64/uint64 comparison loops; others: 1-tuples)."""
     if op.kind == "binary":
         pairs = []
-        for a in EMULATION_DTYPES:
+        for a in dtypes:
             try:
                 loop, _ = op.resolve((a, a))
             except TypeError:
                 continue
-            if all(t in EMULATION_DTYPES for t in loop):
+            if loop == (a, a):
                 pairs.append((a, a))
-        if op.name in ("equal", "less", "greater_equal"):
+        if op.name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
             pairs.append((np.dtype(np.int64), np.dtype(np.uint64)))
         return pairs
     if op.kind == "variadic":
-        return [(t,) for t in EMULATION_DTYPES if _dt.kind(t) in op.accepts]
-    return [(t,) for t in EMULATION_DTYPES]
+        return [(t,) for t in dtypes if _dt.kind(t) in op.accepts]
+    return [(t,) for t in dtypes]
 
 
 def random_cases(rng, n: int) -> list[Case]:
@@ -275,7 +278,7 @@ def random_cases(rng, n: int) -> list[Case]:
     cases = []
     while len(cases) < n:
         op = _ops.get(names[int(rng.integers(len(names)))])
-        choices = _dtypes_for(op)
+        choices = dtypes_for(op)
         types = choices[int(rng.integers(len(choices)))]
         arity = op.arity or int(rng.integers(1, 12))
         shapes, out_shape = _shapes(rng, arity if op.kind != "move" else 1)
