@@ -2,12 +2,13 @@
 //
 // What it computes: for the thread (blockIdx.x, threadIdx.x), a tile of EPT output
 // elements (linear indices into the plan's coalesced output shape) and, per operand, how
-// to reach them: a contiguous operand at the linear index (16-byte vector loads when the
-// tile is consecutive and the pointer aligned), a scalar operand from a kernel argument
-// (VALUE) or one device element (SCALAR), a strided operand at the offset given by the
-// plan's coalesced strides.  Offsets of strided operands come from OffsetCalc: divide the
-// linear index by each coalesced size, innermost first, with magic-number division for
-// 32-bit indices (index_t = u32) or hardware division on the 64-bit path (index_t = u64).
+// to reach them: a contiguous operand at the linear index (vector loads of up to 16 bytes
+// when the tile is full and consecutive and the pointer aligned), a scalar operand from a
+// kernel argument (VALUE) or one device element (SCALAR), a strided operand at the offset
+// given by the plan's coalesced strides.  Offsets come from OffsetCalc: divide the linear
+// index by each coalesced size, innermost first, by magic-number multiplication
+// (Divider: 32-bit on the u32 path, 64-bit multiply-high on the u64 path for outputs whose
+// indices or offsets reach 2^31).
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
@@ -15,9 +16,10 @@
 //   one by-value argument: Head<NIN> (contiguous kernels) or General<NIN, index_t>.
 // Assumption: operand 0 is the output; it is contiguous or strided, never a scalar.
 // Assumption: every pointer is aligned to its element type (the host checks); vector
-//   access is used only after checking 16-byte (or tile-size) alignment here, per launch.
+//   access is used only after checking the vector's alignment here (contiguous kernels:
+//   once per launch, choosing consecutive or interleaved tiles; general kernels: per tile).
 // Assumption: on the 32-bit path every linear index and every |offset| is < 2^31
-//   (the planner's index_bits == 32); magic division is exact below 2^31 only.
+//   (the planner's index_bits == 32); magic division is exact below 2^(bits-1) only.
 // Assumption: coalesced rank <= MAX_DIMS (the host splits higher ranks into launches).
 // Assumption: no operand's elements overlap the output's except element for element
 //   (dispatch.py copies partially overlapping inputs first).

@@ -78,6 +78,10 @@ def test_architecture_choice():
 
 def test_launch_argument_is_a_size_one_numpy_array_of_the_struct_bytes():
     # the CUDA backend passes launch.params as one by-value argument: a size-1 void array
-    params = launch.pack_head(2, [1, 2, 3], [None, None, None], 10, 0, 0, 2, 0)
-    arg = np.frombuffer(params, np.dtype((np.void, len(params))))
-    assert arg.size == 1 and arg.tobytes() == params and len(params) == launch.head_size(2)
+    a = np.ones((4, 5), np.float32)
+    p = gb.plan(a, a)
+    ins = [launch.Operand(a.dtype, 0x1000), launch.Operand(a.dtype, 0, np.float32(3).tobytes())]
+    [lc] = launch.plan_launches(gb.ops.get("add"), p, ins, launch.Operand(a.dtype, 0x2000))
+    arg = np.frombuffer(lc.params, np.dtype((np.void, len(lc.params))))
+    assert arg.size == 1 and arg.tobytes() == lc.params and len(lc.params) == launch.head_size(2)
+    assert lc.params[:24] == (0x2000).to_bytes(8, "little") + (0x1000).to_bytes(8, "little") + bytes(8)

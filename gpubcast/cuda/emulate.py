@@ -20,6 +20,7 @@ import concurrent.futures
 import contextlib
 import ctypes
 import dataclasses
+import fcntl
 import functools
 import hashlib
 import os
@@ -106,6 +107,15 @@ def build(family: str, names: list[str]) -> Path:
     if lib.exists():
         return lib
     lib.parent.mkdir(parents=True, exist_ok=True)
+    with open(lib.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)      # parallel test workers: one builds, the others wait
+        if not lib.exists():
+            _compile(cxx, includes, text, lib)
+    return lib
+
+
+def _compile(cxx, includes, text, lib: Path) -> None:
+    family = lib.name.split("-")[0]
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / f"{family}_emulated.cpp"
         src.write_text(text)
@@ -114,8 +124,7 @@ def build(family: str, names: list[str]) -> Path:
                               capture_output=True, text=True)
         if proc.returncode:
             raise RuntimeError(f"host emulation build of {family}.cu failed ({cxx}):\n{proc.stderr[-6000:]}")
-        os.replace(out, lib)      # atomic: parallel test workers may build the same library
-    return lib
+        os.replace(out, lib)
 
 
 CHUNK = 96    # instantiations per shared library: parallel g++ runs, smaller rebuilds

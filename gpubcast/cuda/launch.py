@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import ops as _ops
 from ..plan import CONTIGUOUS, SCALAR as PLAN_SCALAR
 from . import catalog
 
@@ -32,7 +33,6 @@ MAX_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
 BLOCK = 256            # kernels/indexing.cuh BLOCK
 MAX_GRID = 2**31 - 1
 CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
-F_CONSECUTIVE, F_OFFSETS = 1, 2
 NIN_OF_FAMILY = {"binary": 2, "ternary": 3, "variadic": catalog.MAX_VARIADIC, "copy": 1}
 
 
@@ -77,13 +77,6 @@ def general_size(nin: int, bits: int) -> int:
     return (size + 7) // 8 * 8
 
 
-def pack_head(nin: int, ptrs, values, size: int, classes: int, flags: int, n_used: int, aux: int) -> bytes:
-    words = list(ptrs) + [0] * (nin + 1 - len(ptrs))
-    vals = b"".join((v or b"").ljust(16, b"\0") for v in values).ljust(16 * (nin + 1), b"\0")
-    return (struct.pack(f"<{nin + 1}Q", *words) + vals
-            + struct.pack("<Q4I", size, classes, flags, n_used, aux))
-
-
 @functools.lru_cache(maxsize=4096)
 def pack_calc(shape: tuple, strides: tuple, bits: int) -> bytes:
     """OffsetCalc bytes for coalesced ``shape`` and per-argument ``strides`` (output first)."""
@@ -100,73 +93,91 @@ def pack_calc(shape: tuple, strides: tuple, bits: int) -> bytes:
     return struct.pack(f"<iI{3 * MAX_DIMS}{u}{MAX_DIMS * nargs}{s}", len(dims), 0, *div, *st)
 
 
+@dataclass(frozen=True)
+class _Template:
+    """One launch with everything but the pointers and host values filled in (cached per plan)."""
+    family: str
+    name: str
+    grid: int
+    ept: int
+    head: struct.Struct         # the Head<NIN> layout
+    args: tuple                 # operand filling argument slot k (0: the output, i: input i)
+    offsets: tuple              # bytes added to that operand's pointer (launches split by rank)
+    size: int
+    classes: int
+    n_used: int
+    aux: int
+    calc: bytes                 # OffsetCalc bytes and padding (b"" for contiguous kernels)
+
+
 def plan_launches(op, p, inputs: list[Operand], out: Operand) -> list[Launch]:
     """The launches computing ``op`` over plan ``p`` (operands in plan order) into ``out``."""
     if p.size == 0:
         return []
-    kern = catalog.kernels_for(op, tuple(x.dtype for x in inputs), out.dtype)
-    family = kern.family
-    nin = NIN_OF_FAMILY[family]
-    classes = []
-    for x, cls in zip(inputs, p.classes):
-        if x.value is not None:
-            classes.append(VALUE)
-        elif cls == PLAN_SCALAR:
-            classes.append(SCALAR)
-        else:
-            classes.append(CONTIG if cls == CONTIGUOUS else STRIDED)
-    out_class = CONTIG if p.out_contiguous else STRIDED
-    strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
-    args = [out] + list(inputs)
-    arg_classes = [out_class] + classes
-    if family != "variadic":
-        return _launches(kern, nin, args, arg_classes, strides, p, n_used=len(inputs), aux=0)
-    # variadic: one pass per MAX_VARIADIC inputs, folding into out left to right
-    launches, first, n = [], 1, len(inputs)
-    aux_final = n if op.name == "mean" else 0
-    while first <= n:
-        if first == 1:
-            take = list(range(1, min(n, nin) + 1))
-        else:  # the partial result (out) is this pass's first input
-            take = [0] + list(range(first, min(n, first + nin - 2) + 1))
-        last = take[-1] == n
-        sub_args = [args[0]] + [args[i] for i in take]
-        sub_cls = [arg_classes[0]] + [arg_classes[i] for i in take]
-        sub_strides = [strides[0]] + [strides[i] for i in take]
-        launches += _launches(kern, nin, sub_args, sub_cls, sub_strides, p, n_used=len(take),
-                              aux=aux_final if last else 0)
-        first = take[-1] + 1
+    templates = _templates(op.name, p, tuple(x.dtype for x in inputs), out.dtype,
+                           tuple(x.value is not None for x in inputs))
+    operands = (out, *inputs)
+    launches = []
+    for t in templates:
+        nslots = len(t.args)
+        ptrs = [operands[i].ptr + o if operands[i].ptr else 0 for i, o in zip(t.args, t.offsets)]
+        values = [b""] + [operands[i].value or b"" for i in t.args[1:]]
+        pad = NIN_OF_FAMILY[t.family] + 1 - nslots
+        params = t.head.pack(*ptrs, *([0] * pad), *values, *([b""] * pad),
+                             t.size, t.classes, 0, t.n_used, t.aux) + t.calc
+        launches.append(Launch(t.family, t.name, params, t.grid, t.ept))
     return launches
 
 
-def _launches(kern, nin, args, classes, strides, p, *, n_used, aux) -> list[Launch]:
+@functools.lru_cache(maxsize=4096)
+def _templates(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
+    op = _ops.get(op_name)
+    kern = catalog.kernels_for(op, in_dtypes, out_dtype)
+    nin = NIN_OF_FAMILY[kern.family]
+    classes = [CONTIG if p.out_contiguous else STRIDED]
+    for is_value, cls in zip(host_values, p.classes):
+        classes.append(VALUE if is_value else SCALAR if cls == PLAN_SCALAR
+                       else CONTIG if cls == CONTIGUOUS else STRIDED)
+    strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
+    itemsizes = [np.dtype(out_dtype).itemsize] + [np.dtype(t).itemsize for t in in_dtypes]
+    n = len(in_dtypes)
+    if kern.family != "variadic":
+        passes = [(list(range(n + 1)), 0)]
+    else:   # one pass per MAX_VARIADIC inputs, folding into the output left to right
+        passes, first = [], 1
+        while first <= n:
+            take = list(range(1, min(n, nin) + 1)) if first == 1 else \
+                [0] + list(range(first, min(n, first + nin - 2) + 1))    # the partial result first
+            passes.append(([0] + take, n if op_name == "mean" and take[-1] == n else 0))
+            first = take[-1] + 1
+    return tuple(t for args, aux in passes
+                 for t in _split(kern, nin, args, [classes[i] for i in args], [strides[i] for i in args],
+                                 [itemsizes[i] for i in args], p, aux))
+
+
+def _split(kern, nin, args, classes, strides, itemsizes, p, aux) -> list[_Template]:
+    """The launches of one pass: one, or one per index of the dims beyond MAX_DIMS."""
+    head = struct.Struct(f"<{nin + 1}Q{'16s' * (nin + 1)}Q4I")
+    cls_word = sum(c << (2 * k) for k, c in enumerate(classes))
     general = STRIDED in classes
     bits = p.index_bits if general else None
     name, ept = kern.name(bits), kern.ept(bits)
-    cls_word = 0
-    for k, c in enumerate(classes):
-        cls_word |= c << (2 * k)
-    values = [None] + [a.value for a in args[1:]]
     shape = tuple(p.coalesced_shape)
+    n_used = len(args) - 1
     if not general:
-        params = pack_head(nin, [a.ptr for a in args], values, p.size, cls_word, 0, n_used, aux)
-        return [Launch(kern.family, name, params, _grid(p.size, ept), ept)]
-    flags = F_OFFSETS | (F_CONSECUTIVE if CONTIG in classes else 0)
+        return [_Template(kern.family, name, _grid(p.size, ept), ept, head, tuple(args), (0,) * len(args),
+                          p.size, cls_word, n_used, aux, b"")]
     lead = max(0, len(shape) - MAX_DIMS)     # dims beyond MAX_DIMS: one launch per index
-    inner_shape = shape[lead:]
+    inner = shape[lead:]
     inner_strides = tuple(tuple(s[lead:]) for s in strides)
-    inner_strides += ((0,) * len(inner_shape),) * (nin + 1 - len(inner_strides))   # unused args
-    calc = pack_calc(inner_shape, inner_strides, bits)
-    size = int(np.prod(inner_shape))
-    out = []
-    for idx in itertools.product(*(range(n) for n in shape[:lead])):
-        ptrs = [a.ptr + (sum(i * s for i, s in zip(idx, st[:lead])) * a.dtype.itemsize if a.ptr else 0)
-                for a, st in zip(args, strides)]
-        head = pack_head(nin, ptrs, values, size, cls_word, flags, n_used, aux)
-        params = head + calc
-        params += b"\0" * (general_size(nin, bits) - len(params))
-        out.append(Launch(kern.family, name, params, _grid(size, ept), ept))
-    return out
+    inner_strides += ((0,) * len(inner),) * (nin + 1 - len(inner_strides))   # unused argument slots
+    calc = pack_calc(inner, inner_strides, bits)
+    calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
+    size = int(np.prod(inner))
+    return [_Template(kern.family, name, _grid(size, ept), ept, head, tuple(args),
+                      tuple(sum(i * s for i, s in zip(idx, st[:lead])) * isz for st, isz in zip(strides, itemsizes)),
+                      size, cls_word, n_used, aux, calc)
+            for idx in itertools.product(*(range(d) for d in shape[:lead]))]
 
 
 def _grid(size: int, ept: int) -> int:
