@@ -80,9 +80,13 @@ class CudaBackend:
         return x.data.ptr
 
     # ---- execution -----------------------------------------------------------------------
-    def operand(self, x, output: bool = False) -> launch.Operand:
+    def operand(self, x, output: bool = False, device: int | None = None) -> launch.Operand:
         if isinstance(x, self.xp.ndarray):
             ptr = x.data.ptr
+            if device is not None and x.data.device_id != device:
+                raise ValueError(f"a CuPy array on device {x.data.device_id} with the current device {device}: "
+                                 f"compute on its device (with cupy.cuda.Device({x.data.device_id}): ...) "
+                                 f"or move it there (cupy.asarray inside that block)")
             if x.dtype.itemsize and ptr % min(x.dtype.itemsize, 16):
                 raise ValueError(f"CUDA array of {x.dtype} at address {ptr:#x} is not aligned to its "
                                  f"{x.dtype.itemsize}-byte elements; copy it first (cupy.ascontiguousarray "
@@ -94,19 +98,23 @@ class CudaBackend:
                         f"only CuPy arrays and host scalars")
 
     def execute(self, op, p, inputs, out):
-        launches = launch.plan_launches(op, p, [self.operand(x) for x in inputs], self.operand(out, True))
+        dev = self.xp.cuda.Device().id
+        launches = launch.plan_launches(op, p, [self.operand(x, device=dev) for x in inputs],
+                                        self.operand(out, True, dev))
         for lc in launches:
-            kernel = self.function(lc.family, lc.name)
+            kernel = self.function(lc.family, lc.name, dev)
+            # one by-value argument: CuPy passes a size-1 NumPy array's bytes (the C struct)
             kernel((lc.grid,), (launch.BLOCK,), (np.frombuffer(lc.params, np.dtype((np.void, len(lc.params)))),))
 
-    def function(self, family: str, name: str):
-        """The kernel ``name`` on the current device: compiled (or read from the disk cache) and
-        loaded once per device."""
-        dev = self.xp.cuda.Device()
+    def function(self, family: str, name: str, device: int | None = None):
+        """The kernel ``name`` on ``device`` (default: the current one): compiled (or read from
+        the disk cache) on first use, loaded once per device."""
+        dev = self.xp.cuda.Device(device)
         key = (dev.id, name)
         fn = self._functions.get(key)
         if fn is None:
             arch = compiler.arch_for(dev.compute_capability)
             path, lowered = compiler.cached_kernel(family, name, arch)
-            fn = self._functions[key] = self.xp.RawModule(path=str(path)).get_function(lowered)
+            with dev:
+                fn = self._functions[key] = self.xp.RawModule(path=str(path)).get_function(lowered)
         return fn

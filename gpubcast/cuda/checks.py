@@ -311,13 +311,14 @@ def device_like(x, cupy):
         return x
     if x.size == 0:
         return cupy.asarray(x)
-    lo = sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides))
-    hi = sum(max(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) + x.itemsize
-    shift = (x.__array_interface__["data"][0] + lo) % 16
-    buf = cupy.zeros(shift + hi - lo, dtype=np.uint8)
-    view = cupy.ndarray(x.shape, x.dtype, memptr=buf.data + (shift - lo), strides=x.strides)
-    view[...] = cupy.asarray(np.ascontiguousarray(x))
-    return view
+    flip = tuple(a for a, s in enumerate(x.strides) if s < 0)
+    pos = np.flip(x, flip) if flip else x                     # the same memory, strides >= 0
+    span = sum((n - 1) * s for n, s in zip(pos.shape, pos.strides)) + pos.itemsize
+    shift = pos.__array_interface__["data"][0] % 16
+    buf = cupy.zeros(shift + span, dtype=np.uint8)
+    view = cupy.ndarray(pos.shape, pos.dtype, memptr=buf.data + shift, strides=pos.strides)
+    view[...] = cupy.asarray(np.ascontiguousarray(pos))
+    return view[tuple(slice(None, None, -1) if a in flip else slice(None) for a in range(x.ndim))]
 
 
 def check(cases, backend: str, reference: str = "numpy"):
