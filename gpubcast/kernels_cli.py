@@ -115,8 +115,12 @@ def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
     would on first use; 0 when all compiled."""
     from .cuda import catalog, compiler
     if not arches:
-        import cupy
-        arches = [compiler.arch_for(cupy.cuda.Device().compute_capability)]
+        try:
+            import cupy
+            arches = [compiler.arch_for(cupy.cuda.Device().compute_capability)]
+        except Exception as e:  # noqa: BLE001 - no CuPy or no device
+            out(f"error: no CUDA device to take the architecture from ({type(e).__name__}); say --arch sm_XX")
+            return 2
     tasks = [(family, name, arch) for arch in arches
              for family, kernels in catalog.every_instantiation().items() if not families or family in families
              for k in kernels for name in k.names()]
