@@ -228,3 +228,29 @@ def test_kernels_emulate_command(capsys):
     for family in ("binary", "ternary", "variadic", "copy"):
         assert family in out
     assert "gb::binary_general" in out and "gb::copy_contig" in out
+
+
+def test_rank_above_max_dims_runs_as_several_launches(backends):
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal(tuple(2 if i % 2 else 1 for i in range(12)))
+    b = rng.standard_normal(tuple(1 if i % 2 else 3 for i in range(12)))
+    first = len(backends[BE].launches)
+    got = gb.multiply(a, b, backend=BE)
+    assert np.array_equal(got, a * b)
+    assert len(backends[BE].launches) - first == 6          # out (3, 2, 3, 2, ...): dims 0, 1 beyond MAX_DIMS
+
+
+@pytest.mark.parametrize("name", ["add", "floor_divide", "less", "power", "prelu", "div_trunc"])
+def test_rule_sets(name):
+    rng = np.random.default_rng(13)
+    op = ops.get(name)
+    dtype = np.dtype(np.float32 if name in ("power", "prelu") else np.int32)
+    v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=name, role=role)  # noqa: E731
+    calls = [((v(2, 3, 4, 5), v(3, 4, role=1)), "pdpd", 1), ((v(2, 3, 4, 5), v(4, 5, role=1)), "pdpd", -1),
+             ((v(6, 7), v(6, 7, role=1)), "none", -1), ((v(4, 1, 5), v(3, 1, role=1)), "numpy", -1)]
+    if name == "prelu":
+        calls = [((v(2, 3, 4), v(3, 1, role=1)), "unidirectional", -1)]
+    for inputs, rule, axis in calls:
+        for be in (BE, BE64):
+            _same(name, apply(op, inputs, rule=rule, axis=axis, backend=be),
+                  apply(op, inputs, rule=rule, axis=axis, backend="numpy"), dtype)
