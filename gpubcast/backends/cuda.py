@@ -48,10 +48,13 @@ class CudaBackend:
             return x if dtype is None or x.dtype == np.dtype(dtype) else x.astype(dtype)
         if _is_host_scalar(x):              # stays on the host: a kernel argument
             return np.asarray(x, dtype=dtype)
-        if hasattr(x, "__cuda_array_interface__"):
-            return cp.asarray(x, dtype=dtype)
-        if hasattr(x, "__dlpack__"):
+        if hasattr(x, "__dlpack__"):        # first: DLPack knows bfloat16 (the array interface says V2)
             a = cp.from_dlpack(x)
+        elif hasattr(x, "__cuda_array_interface__"):
+            a = cp.asarray(x)
+        else:
+            a = None
+        if a is not None:
             return a if dtype is None or a.dtype == np.dtype(dtype) else a.astype(dtype)
         raise TypeError(f"the CUDA backend takes CuPy arrays, CUDA array-interface or DLPack objects and "
                         f"scalars, not {type(x).__name__} (shape {getattr(x, 'shape', '?')}); move it "
