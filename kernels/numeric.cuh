@@ -8,14 +8,15 @@
 // one definition of its values on the GPU, mirroring Op.reference in gpubcast/ops.py.
 //
 // Assumption: compiled with --fmad=false and -ftz=false (NVRTC) or -ffp-contract=off (g++,
-//   host emulation): NumPy rounds every product and sum separately and keeps subnormals.
+//   host emulation): NumPy rounds every product and sum separately and keeps subnormals
+//   (the one fused operation, the complex product, calls fma explicitly: cmul_fused).
 // Assumption: float16 and bfloat16 values are computed in float and rounded once to the
 //   storage type (NumPy's float16 loops and ml_dtypes' bfloat16 loops do the same; float's
 //   24-bit significand makes that double rounding exact for + - * /).
 // Assumption: signed integer arithmetic wraps (computed in the unsigned type), as NumPy's.
 // Assumption: the same source compiles as host C++ (g++, the emulation harness) where
-//   __device__ / __host__ expand to nothing; no CUDA-only intrinsic is used here except
-//   through the GB_* wrappers below.
+//   __device__ / __host__ expand to nothing; CUDA-only intrinsics appear only under
+//   #ifdef __CUDA_ARCH__, with a host equivalent beside them.
 #pragma once
 
 #include <cuda_fp16.h>
