@@ -57,6 +57,14 @@ def _compile_task(family, arch, names, fast, emit):
     return family, arch, len(names), "", time.perf_counter() - t0, ptx
 
 
+def _map(fn, tasks, jobs):
+    """fn(*task) for every task: in this process (jobs <= 1) or in ``jobs`` worker processes."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [fn(*t) for t in tasks]
+    with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(fn, *zip(*tasks), chunksize=max(1, len(tasks) // (8 * jobs))))
+
+
 def check(arches, families=None, *, fast=False, emit=None, jobs=2, out=print) -> int:
     """Compile every instantiation of ``families`` for ``arches``; print counts; 0 when all compiled."""
     from .cuda import catalog, compiler
@@ -77,18 +85,17 @@ def check(arches, families=None, *, fast=False, emit=None, jobs=2, out=print) ->
     totals: dict = {}
     failures = []
     t0 = time.perf_counter()
-    with concurrent.futures.ProcessPoolExecutor(max(1, jobs)) as pool:
-        for family, arch, n, error, seconds, ptx in pool.map(_compile_task, *zip(*tasks)):
-            row = totals.setdefault((family, arch), [0, 0, 0.0, 0])
-            row[0 if not error else 1] += n
-            row[2] += seconds
-            if error:
-                failures.append(error)
-            if emit and ptx:
-                Path(emit).mkdir(parents=True, exist_ok=True)
-                path = Path(emit) / f"{family}-{arch}-{row[3]}.ptx"
-                path.write_bytes(ptx)
-                row[3] += 1
+    for family, arch, n, error, seconds, ptx in _map(_compile_task, tasks, jobs):
+        row = totals.setdefault((family, arch), [0, 0, 0.0, 0])
+        row[0 if not error else 1] += n
+        row[2] += seconds
+        if error:
+            failures.append(error)
+        if emit and ptx:
+            Path(emit).mkdir(parents=True, exist_ok=True)
+            path = Path(emit) / f"{family}-{arch}-{row[3]}.ptx"
+            path.write_bytes(ptx)
+            row[3] += 1
     mode = "PTX, --Ofast-compile=max" if fast else "runtime options"
     out(f"NVRTC {'.'.join(map(str, compiler.nvrtc_version()))}, {mode}, {len(tasks)} programs, "
         f"{time.perf_counter() - t0:.1f} s wall")
@@ -127,11 +134,10 @@ def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
     t0 = time.perf_counter()
     counts: dict = {}
     errors = []
-    with concurrent.futures.ProcessPoolExecutor(max(1, jobs)) as pool:
-        for family, error, _ in pool.map(_warm_task, *zip(*tasks), chunksize=8):
-            counts.setdefault(family, [0, 0])[1 if error else 0] += 1
-            if error:
-                errors.append(error)
+    for family, error, _ in _map(_warm_task, tasks, jobs):
+        counts.setdefault(family, [0, 0])[1 if error else 0] += 1
+        if error:
+            errors.append(error)
     for family, (ok, bad) in counts.items():
         out(f"{family:10s} {', '.join(arches)}: {ok} cached, {bad} failed")
     out(f"cache {compiler.cache_dir()} ({time.perf_counter() - t0:.1f} s)")

@@ -8,7 +8,7 @@ Why not ``cupy.RawModule(code=...)``: CuPy appends ``-ftz=true`` to every NVRTC 
 which flushes float32 subnormals to zero (NumPy keeps them), and it asks the device for its
 architecture.  So gpubcast compiles here, with its own options, caches the CUBIN on disk
 (key: the inlined source -- headers included, cupy issue #941 --, the instantiations, the
-options and the NVRTC version), and loads it with ``cupy.RawModule(path=...)``.
+options, the NVRTC version and a stamp of the CUDA headers), and loads it with ``cupy.RawModule(path=...)``.
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ def cache_dir() -> Path:
 def cached_kernel(family: str, name: str, arch: str) -> tuple[Path, str]:
     """(path of the CUBIN/PTX holding ``name``, its mangled symbol), compiled once per cache."""
     opts = options(arch)
-    key = hashlib.sha256("\0".join([sources.source(family), name, *opts,
-                                    repr(nvrtc_version())]).encode()).hexdigest()[:24]
+    key = hashlib.sha256("\0".join([sources.source(family), name, *opts, repr(nvrtc_version()),
+                                    sources.cuda_headers_stamp()]).encode()).hexdigest()[:24]
     base = cache_dir() / f"{family}-{key}"
     binary_path = base.with_suffix(".cubin" if arch.startswith("sm_") else ".ptx")
     meta_path = base.with_suffix(".json")

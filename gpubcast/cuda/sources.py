@@ -96,6 +96,17 @@ def cuda_include_dir() -> Path:
 
 
 @functools.lru_cache(maxsize=1)
+def cuda_headers_stamp() -> str:
+    """Size and modification time of the CUDA headers the kernels include (for cache keys)."""
+    inc = cuda_include_dir()
+    parts = []
+    for name in ("cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp", "vector_types.h"):
+        st = (inc / name).stat() if (inc / name).exists() else None
+        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}" if st else f"{name}:-")
+    return ";".join(parts)
+
+
+@functools.lru_cache(maxsize=1)
 def host_include_dirs() -> tuple[Path, ...]:
     """Include folders for compiling the kernels as host C++ (g++): the NVRTC folder plus
     where crt/host_defines.h and nv/target live (a CUDA toolkit, or the nvidia-cuda-crt
