@@ -1,0 +1,123 @@
+"""The CUDA backend: executes plans with gpubcast's own kernels (``kernels/*.cu``) on CuPy arrays.
+
+Inputs arrive cast to the op's loop dtypes (``dispatch.apply``): CuPy arrays live on the
+device; Python scalars and 0-d NumPy arrays stay on the host and reach the kernel as
+arguments (no host-to-device copy).  ``gpubcast.cuda.launch`` picks the kernel from the
+plan's operand classes and packs its argument; kernels compile with NVRTC on first use per
+(kernel, architecture), are cached on disk, loaded with ``cupy.RawModule`` and kept per
+device; launches go to CuPy's current stream.  Objects exposing
+``__cuda_array_interface__`` or a CUDA DLPack capsule (a torch CUDA tensor, ...) are
+wrapped as CuPy arrays without a copy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..cuda import compiler, launch
+
+
+def _cupy():
+    try:
+        import cupy
+    except Exception as e:  # noqa: BLE001 - any import failure means no CUDA backend
+        raise RuntimeError(f"the CUDA backend needs CuPy ({type(e).__name__}: {e}); install gpubcast[cuda12] "
+                           f"or gpubcast[cuda13]") from None
+    return cupy
+
+
+def _is_host_scalar(x) -> bool:
+    return _dt.is_python_scalar(x) or (isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0)
+
+
+class CudaBackend:
+    name = "cuda"
+
+    def __init__(self):
+        self.xp = _cupy()
+        self._functions: dict = {}        # (device id, name expression) -> cupy kernel
+
+    # ---- arrays --------------------------------------------------------------------------
+    def owns(self, x) -> bool:
+        return isinstance(x, self.xp.ndarray)
+
+    def asarray(self, x, dtype=None):
+        cp = self.xp
+        if isinstance(x, cp.ndarray):
+            return x if dtype is None or x.dtype == np.dtype(dtype) else x.astype(dtype)
+        if _is_host_scalar(x):              # stays on the host: a kernel argument
+            return np.asarray(x, dtype=dtype)
+        if hasattr(x, "__dlpack__"):        # first: DLPack knows bfloat16 (the array interface says V2)
+            a = cp.from_dlpack(x)
+        elif hasattr(x, "__cuda_array_interface__"):
+            a = cp.asarray(x)
+        else:
+            a = None
+        if a is not None:
+            return a if dtype is None or a.dtype == np.dtype(dtype) else a.astype(dtype)
+        raise TypeError(f"the CUDA backend takes CuPy arrays, CUDA array-interface or DLPack objects and "
+                        f"scalars, not {type(x).__name__} (shape {getattr(x, 'shape', '?')}); move it "
+                        f"with cupy.asarray(x)")
+
+    def empty(self, shape, dtype):
+        return self.xp.empty(shape, dtype=dtype)
+
+    def copy(self, x):
+        if isinstance(x, np.ndarray):
+            return np.array(x, copy=True)
+        return self.xp.array(x, copy=True, order="C")
+
+    def copyto(self, dst, src):
+        self.xp.copyto(dst, src, casting="unsafe")
+
+    def may_share_memory(self, a, b) -> bool:
+        cp = self.xp
+        if not (isinstance(a, cp.ndarray) and isinstance(b, cp.ndarray)):
+            return False                    # a host scalar shares nothing with device memory
+        return bool(cp.may_share_memory(a, b))
+
+    def data_ptr(self, x) -> int:
+        if isinstance(x, np.ndarray):
+            return x.__array_interface__["data"][0]
+        return x.data.ptr
+
+    # ---- execution -----------------------------------------------------------------------
+    def operand(self, x, output: bool = False, device: int | None = None) -> launch.Operand:
+        if isinstance(x, self.xp.ndarray):
+            ptr = x.data.ptr
+            if device is not None and x.data.device_id != device:
+                raise ValueError(f"a CuPy array on device {x.data.device_id} with the current device {device}: "
+                                 f"compute on its device (with cupy.cuda.Device({x.data.device_id}): ...) "
+                                 f"or move it there (cupy.asarray inside that block)")
+            if x.dtype.itemsize and ptr % min(x.dtype.itemsize, 16):
+                raise ValueError(f"CUDA array of {x.dtype} at address {ptr:#x} is not aligned to its "
+                                 f"{x.dtype.itemsize}-byte elements; copy it first (cupy.ascontiguousarray "
+                                 f"of an aligned view)")
+            return launch.Operand(x.dtype, ptr)
+        if not output and _is_host_scalar(x):
+            return launch.Operand.host_value(x, np.asarray(x).dtype)
+        raise TypeError(f"cannot run a CUDA kernel on {type(x).__name__} (shape {getattr(x, 'shape', '?')}): "
+                        f"only CuPy arrays and host scalars")
+
+    def execute(self, op, p, inputs, out):
+        dev = self.xp.cuda.Device().id
+        launches = launch.plan_launches(op, p, [self.operand(x, device=dev) for x in inputs],
+                                        self.operand(out, True, dev))
+        for lc in launches:
+            kernel = self.function(lc.family, lc.name, dev)
+            # one by-value argument: CuPy passes a size-1 NumPy array's bytes (the C struct)
+            kernel((lc.grid,), (launch.BLOCK,), (np.frombuffer(lc.params, np.dtype((np.void, len(lc.params)))),))
+
+    def function(self, family: str, name: str, device: int | None = None):
+        """The kernel ``name`` on ``device`` (default: the current one): compiled (or read from
+        the disk cache) on first use, loaded once per device."""
+        dev = self.xp.cuda.Device(device)
+        key = (dev.id, name)
+        fn = self._functions.get(key)
+        if fn is None:
+            arch = compiler.arch_for(dev.compute_capability)
+            path, lowered = compiler.cached_kernel(family, name, arch)
+            with dev:
+                fn = self._functions[key] = self.xp.RawModule(path=str(path)).get_function(lowered)
+        return fn

@@ -1,0 +1,140 @@
+"""Which kernel instantiations exist: C++ types of dtypes, kernel names, elements per thread.
+
+Every op of the registry (``gpubcast.ops``) maps to one kernel family:
+
+    binary    binary.cu     <Op, A, B>            A, B: the op's loop dtypes
+    ternary   ternary.cu    <Where, Bytes<N>>     N: itemsize of the values (data movement)
+    variadic  variadic.cu   <Op, T>               T: the inputs' common dtype
+    copy      copy.cu       <Copy, Bytes<N>>      N: itemsize (data movement)
+
+and each (op, types) has three kernels: ``*_contig`` (no strided operand), ``*_general``
+with 32-bit indices and with 64-bit indices.  ``every_instantiation()`` lists what the
+dispatcher can ever request, for ``python -m gpubcast kernels --check``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import ops as _ops
+
+#: NumPy dtype -> C++ type in kernels/numeric.cuh
+CXX_TYPES = {
+    np.dtype(bool): "bool",
+    np.dtype(np.int8): "gb::i8", np.dtype(np.int16): "gb::i16",
+    np.dtype(np.int32): "gb::i32", np.dtype(np.int64): "gb::i64",
+    np.dtype(np.uint8): "gb::u8", np.dtype(np.uint16): "gb::u16",
+    np.dtype(np.uint32): "gb::u32", np.dtype(np.uint64): "gb::u64",
+    np.dtype(np.float16): "gb::f16", _dt.bfloat16: "gb::bf16",
+    np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+    np.dtype(np.complex64): "gb::c64", np.dtype(np.complex128): "gb::c128",
+}
+MOVE_SIZES = (1, 2, 4, 8, 16)      # element sizes the data-movement kernels handle
+FAMILY_OF_KIND = {"binary": "binary", "ternary": "ternary", "variadic": "variadic", "move": "copy"}
+GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT
+MAX_VARIADIC = 8                   # inputs one variadic launch takes (kernels/variadic.cu)
+INDEX_TYPES = {32: "gb::u32", 64: "gb::u64"}
+
+
+def cxx_type(dtype) -> str:
+    """The C++ type computing ``dtype``; TypeError for dtypes the CUDA backend has no kernels for."""
+    try:
+        return CXX_TYPES[np.dtype(dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(f"the CUDA backend does not compute on dtype {dtype} (strings, objects and "
+                        f"structured dtypes run on the CPU backends only)") from None
+
+
+def move_type(dtype) -> str:
+    """``gb::Bytes<N>`` moving elements of ``dtype`` (data movement: any dtype of size 1/2/4/8/16)."""
+    dt = np.dtype(dtype)
+    if dt.kind in "OSUV" and dt != _dt.bfloat16 or dt.itemsize not in MOVE_SIZES:
+        raise TypeError(f"the CUDA backend cannot move elements of dtype {dt} (itemsize {dt.itemsize}); "
+                        f"it moves numeric and bool elements of {'/'.join(map(str, MOVE_SIZES))} bytes")
+    return f"gb::Bytes<{dt.itemsize}>"
+
+
+def contig_ept(*itemsizes: int) -> int:
+    """Elements per thread of a contiguous kernel: 16 bytes of the widest operand, at least 4
+    (kernels/indexing.cuh contig_ept)."""
+    return max(4, 16 // max(itemsizes))
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The three kernels of one (op, types): template arguments shared, names derived."""
+    family: str
+    targs: str                 # template arguments, e.g. "gb::Add, float, float"
+    contig_ept: int
+
+    def name(self, index_bits: int | None) -> str:
+        """The name expression: contiguous kernel (None) or general with 32/64-bit indices."""
+        if index_bits is None:
+            return f"gb::{self.family}_contig<{self.targs}>"
+        return f"gb::{self.family}_general<{self.targs}, {INDEX_TYPES[index_bits]}>"
+
+    def ept(self, index_bits: int | None) -> int:
+        return self.contig_ept if index_bits is None else GENERAL_EPT
+
+    def names(self) -> tuple[str, str, str]:
+        return self.name(None), self.name(32), self.name(64)
+
+
+@functools.lru_cache(maxsize=4096)
+def kernels_for(op: _ops.Op, in_dtypes: tuple, out_dtype) -> Kernels:
+    """The kernels computing ``op`` on inputs of loop dtypes ``in_dtypes`` into ``out_dtype``."""
+    family = FAMILY_OF_KIND[op.kind]
+    out_dtype = np.dtype(out_dtype)
+    if family == "binary":
+        a, b = (np.dtype(t) for t in in_dtypes)
+        targs = f"gb::{op.functor}, {cxx_type(a)}, {cxx_type(b)}"
+        return Kernels(family, targs, contig_ept(a.itemsize, b.itemsize, out_dtype.itemsize))
+    if family == "variadic":
+        t = np.dtype(in_dtypes[0])
+        return Kernels(family, f"gb::{op.functor}, {cxx_type(t)}", contig_ept(t.itemsize))
+    if family == "ternary":
+        t = np.dtype(in_dtypes[1])
+        return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(1, t.itemsize))
+    t = np.dtype(in_dtypes[0])
+    return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(t.itemsize))
+
+
+def _binary_loops(op: _ops.Op):
+    """Every (loop dtypes, output dtype) op.resolve gives for numeric dtypes and weak scalars
+    (at least one operand an array: two Python scalars never reach the CUDA backend)."""
+    candidates = list(_dt.NUMERIC) + [int, float, complex]
+    loops = set()
+    for a, b in itertools.product(candidates, repeat=2):
+        if isinstance(a, type) and isinstance(b, type):
+            continue
+        try:
+            loops.add(op.resolve((a, b)))
+        except TypeError:
+            continue
+    return sorted(loops, key=str)
+
+
+@functools.lru_cache(maxsize=1)
+def every_instantiation() -> dict[str, tuple[Kernels, ...]]:
+    """family -> every Kernels the dispatcher can request (each yields 3 name expressions)."""
+    found: dict[str, dict[str, Kernels]] = {f: {} for f in FAMILY_OF_KIND.values()}
+    for op in _ops.REGISTRY.values():
+        family = FAMILY_OF_KIND[op.kind]
+        if family == "binary":
+            combos = [(loop, out) for loop, out in _binary_loops(op)]
+        elif family == "variadic":
+            combos = [((t,), t) for t in _dt.NUMERIC if _dt.kind(t) in op.accepts]
+        else:
+            sizes = {}
+            for t in _dt.NUMERIC:
+                sizes.setdefault(t.itemsize, t)
+            combos = [((np.dtype(bool), t, t) if family == "ternary" else (t,), t) for t in sizes.values()]
+        for loop, out in combos:
+            k = kernels_for(op, tuple(loop), out)
+            found[family][k.targs] = k
+    return {f: tuple(ks.values()) for f, ks in found.items()}

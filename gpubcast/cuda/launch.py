@@ -1,0 +1,184 @@
+"""From (op, plan, operands) to kernel launches: which kernel, its packed argument, the grid.
+
+Shared by the CUDA backend (which launches through CuPy) and the host emulation harness
+(which runs the same kernels on the CPU over NumPy memory), so both exercise the same
+packing.  The packed argument is the C struct ``gb::Head<NIN>`` (contiguous kernels) or
+``gb::General<NIN, index_t>`` (kernels/indexing.cuh), byte for byte:
+
+    Head<NIN>:       u64 ptr[NIN+1]; u64 value[NIN+1][2]; u64 size; u32 classes, flags, nin, aux
+    OffsetCalc<NARGS, index_t> (index_t = u32 | u64, W = its bytes):
+                     i32 ndim; u32 pad; index_t dim[MAX_DIMS][3] (divisor, magic, shift);
+                     signed index_t stride[MAX_DIMS][NARGS]   (innermost dim first)
+    General<NIN, index_t> = Head<NIN> then OffsetCalc<NIN+1, index_t>, padded to 8 bytes.
+
+Operand classes come from the planner (``plan.classes``): contiguous -> CONTIG (vector
+loads), scalar -> VALUE when the value is on the host (a kernel argument) else SCALAR (one
+device element), strided -> STRIDED (offsets from the coalesced strides).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ops as _ops
+from ..plan import CONTIGUOUS, SCALAR as PLAN_SCALAR
+from . import catalog
+
+MAX_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
+BLOCK = 256            # kernels/indexing.cuh BLOCK
+MAX_GRID = 2**31 - 1
+CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
+NIN_OF_FAMILY = {"binary": 2, "ternary": 3, "variadic": catalog.MAX_VARIADIC, "copy": 1}
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand: device memory at ``ptr`` (element (0, ..., 0)), or a host ``value``."""
+    dtype: np.dtype
+    ptr: int = 0
+    value: bytes | None = None      # VALUE class: the element's bytes in ``dtype``
+
+    @classmethod
+    def host_value(cls, x, dtype) -> "Operand":
+        dt = np.dtype(dtype)
+        return cls(dt, 0, np.asarray(x, dtype=dt).tobytes())
+
+
+@dataclass(frozen=True)
+class Launch:
+    family: str
+    name: str           # C++ name expression of the kernel
+    params: bytes       # the kernel's one by-value argument
+    grid: int
+    ept: int
+
+
+def magic(divisor: int, bits: int) -> tuple[int, int]:
+    """(magic, shift) with n // divisor == (mulhi(n, magic) + n) >> shift for n < 2**(bits-1)."""
+    if not 1 <= divisor < 2 ** (bits - 1) + 1:
+        raise ValueError(f"divisor {divisor} out of range for {bits}-bit magic division")
+    shift = (divisor - 1).bit_length()
+    m = ((1 << bits) * ((1 << shift) - divisor)) // divisor + 1
+    return m, shift
+
+
+def head_size(nin: int) -> int:
+    return 24 * (nin + 1) + 24
+
+
+def general_size(nin: int, bits: int) -> int:
+    w = bits // 8
+    size = head_size(nin) + 8 + 3 * w * MAX_DIMS + w * MAX_DIMS * (nin + 1)
+    return (size + 7) // 8 * 8
+
+
+@functools.lru_cache(maxsize=4096)
+def pack_calc(shape: tuple, strides: tuple, bits: int) -> bytes:
+    """OffsetCalc bytes for coalesced ``shape`` and per-argument ``strides`` (output first)."""
+    nargs = len(strides)
+    dims = list(reversed(shape))
+    cols = [list(reversed(s)) for s in strides]
+    div = []
+    for d in range(MAX_DIMS):
+        n = dims[d] if d < len(dims) else 1
+        m, sh = magic(n, bits)
+        div += [n, m, sh]
+    st = [cols[k][d] if d < len(dims) else 0 for d in range(MAX_DIMS) for k in range(nargs)]
+    u, s = ("I", "i") if bits == 32 else ("Q", "q")
+    return struct.pack(f"<iI{3 * MAX_DIMS}{u}{MAX_DIMS * nargs}{s}", len(dims), 0, *div, *st)
+
+
+@dataclass(frozen=True)
+class _Template:
+    """One launch with everything but the pointers and host values filled in (cached per plan)."""
+    family: str
+    name: str
+    grid: int
+    ept: int
+    head: struct.Struct         # the Head<NIN> layout
+    args: tuple                 # operand filling argument slot k (0: the output, i: input i)
+    offsets: tuple              # bytes added to that operand's pointer (launches split by rank)
+    size: int
+    classes: int
+    n_used: int
+    aux: int
+    calc: bytes                 # OffsetCalc bytes and padding (b"" for contiguous kernels)
+
+
+def plan_launches(op, p, inputs: list[Operand], out: Operand) -> list[Launch]:
+    """The launches computing ``op`` over plan ``p`` (operands in plan order) into ``out``."""
+    if p.size == 0:
+        return []
+    templates = _templates(op.name, p, tuple(x.dtype for x in inputs), out.dtype,
+                           tuple(x.value is not None for x in inputs))
+    operands = (out, *inputs)
+    launches = []
+    for t in templates:
+        nslots = len(t.args)
+        ptrs = [operands[i].ptr + o if operands[i].ptr else 0 for i, o in zip(t.args, t.offsets)]
+        values = [b""] + [operands[i].value or b"" for i in t.args[1:]]
+        pad = NIN_OF_FAMILY[t.family] + 1 - nslots
+        params = t.head.pack(*ptrs, *([0] * pad), *values, *([b""] * pad),
+                             t.size, t.classes, 0, t.n_used, t.aux) + t.calc
+        launches.append(Launch(t.family, t.name, params, t.grid, t.ept))
+    return launches
+
+
+@functools.lru_cache(maxsize=4096)
+def _templates(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
+    op = _ops.get(op_name)
+    kern = catalog.kernels_for(op, in_dtypes, out_dtype)
+    nin = NIN_OF_FAMILY[kern.family]
+    classes = [CONTIG if p.out_contiguous else STRIDED]
+    for is_value, cls in zip(host_values, p.classes):
+        classes.append(VALUE if is_value else SCALAR if cls == PLAN_SCALAR
+                       else CONTIG if cls == CONTIGUOUS else STRIDED)
+    strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
+    itemsizes = [np.dtype(out_dtype).itemsize] + [np.dtype(t).itemsize for t in in_dtypes]
+    n = len(in_dtypes)
+    if kern.family != "variadic":
+        passes = [(list(range(n + 1)), 0)]
+    else:   # one pass per MAX_VARIADIC inputs, folding into the output left to right
+        passes, first = [], 1
+        while first <= n:
+            take = list(range(1, min(n, nin) + 1)) if first == 1 else \
+                [0] + list(range(first, min(n, first + nin - 2) + 1))    # the partial result first
+            passes.append(([0] + take, n if op_name == "mean" and take[-1] == n else 0))
+            first = take[-1] + 1
+    return tuple(t for args, aux in passes
+                 for t in _split(kern, nin, args, [classes[i] for i in args], [strides[i] for i in args],
+                                 [itemsizes[i] for i in args], p, aux))
+
+
+def _split(kern, nin, args, classes, strides, itemsizes, p, aux) -> list[_Template]:
+    """The launches of one pass: one, or one per index of the dims beyond MAX_DIMS."""
+    head = struct.Struct(f"<{nin + 1}Q{'16s' * (nin + 1)}Q4I")
+    cls_word = sum(c << (2 * k) for k, c in enumerate(classes))
+    general = STRIDED in classes
+    bits = p.index_bits if general else None
+    name, ept = kern.name(bits), kern.ept(bits)
+    shape = tuple(p.coalesced_shape)
+    n_used = len(args) - 1
+    if not general:
+        return [_Template(kern.family, name, _grid(p.size, ept), ept, head, tuple(args), (0,) * len(args),
+                          p.size, cls_word, n_used, aux, b"")]
+    lead = max(0, len(shape) - MAX_DIMS)     # dims beyond MAX_DIMS: one launch per index
+    inner = shape[lead:]
+    inner_strides = tuple(tuple(s[lead:]) for s in strides)
+    inner_strides += ((0,) * len(inner),) * (nin + 1 - len(inner_strides))   # unused argument slots
+    calc = pack_calc(inner, inner_strides, bits)
+    calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
+    size = int(np.prod(inner))
+    return [_Template(kern.family, name, _grid(size, ept), ept, head, tuple(args),
+                      tuple(sum(i * s for i, s in zip(idx, st[:lead])) * isz for st, isz in zip(strides, itemsizes)),
+                      size, cls_word, n_used, aux, calc)
+            for idx in itertools.product(*(range(d) for d in shape[:lead]))]
+
+
+def _grid(size: int, ept: int) -> int:
+    return max(1, min(MAX_GRID, -(-size // (BLOCK * ept))))

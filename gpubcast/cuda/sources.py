@@ -1,0 +1,124 @@
+"""Kernel sources (``kernels/*.cu``) and the CUDA headers they include.
+
+The sources live at the top of the repository (``kernels/``) and ship in the wheel as
+``gpubcast/kernels/`` (setup.py copies them).  ``source(family)`` returns a family's
+translation unit with gpubcast's own headers inlined, so that a hash of the text (the
+compile cache key) changes whenever any header does.  The CUDA headers (cuda_fp16.h,
+cuda_bf16.h, vector_types.h) are found the same way for NVRTC, for the host emulation
+harness and on a GPU machine: the nvidia-cuda-runtime wheel, then $CUDA_PATH, $CUDA_HOME,
+then /usr/local/cuda.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+#: family -> its .cu file
+FAMILIES = {"binary": "binary.cu", "ternary": "ternary.cu", "variadic": "variadic.cu", "copy": "copy.cu"}
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
+
+
+@functools.lru_cache(maxsize=1)
+def kernel_dir() -> Path:
+    """The folder holding the ``.cu`` files: the installed package's, else the checkout's."""
+    package = Path(__file__).resolve().parent.parent          # .../gpubcast
+    for candidate in (package / "kernels", package.parent / "kernels"):
+        if (candidate / "indexing.cuh").is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"gpubcast's CUDA kernel sources are missing: looked in {package / 'kernels'} (installed "
+        f"wheel) and {package.parent / 'kernels'} (source checkout); reinstall gpubcast")
+
+
+def _inline(path: Path, seen: set) -> list[str]:
+    if path.name in seen:       # every header is #pragma once
+        return []
+    seen.add(path.name)
+    lines = [f"// ---- {path.name} ----"]
+    for line in path.read_text().splitlines():
+        m = _INCLUDE.match(line)
+        if m:
+            lines.extend(_inline(path.parent / m.group(1), seen))
+        elif line.strip() != "#pragma once":
+            lines.append(line)
+    return lines
+
+
+@functools.lru_cache(maxsize=None)
+def source(family: str) -> str:
+    """The family's translation unit, gpubcast's headers inlined (CUDA's stay #include <...>)."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown kernel family {family!r}; families: {', '.join(FAMILIES)}")
+    return "\n".join(_inline(kernel_dir() / FAMILIES[family], set())) + "\n"
+
+
+def source_hash(family: str) -> str:
+    return hashlib.sha256(source(family).encode()).hexdigest()[:16]
+
+
+def _candidate_roots() -> list[Path]:
+    roots = []
+    spec = importlib.util.find_spec("nvidia")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        roots += [Path(base) / "cu13" / "include", Path(base) / "cu12" / "include",
+                  Path(base) / "cuda_runtime" / "include"]
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(var):
+            roots.append(Path(os.environ[var]) / "include")
+    roots.append(Path("/usr/local/cuda/include"))
+    return roots
+
+
+def _first_with(relative: str, roots) -> Path | None:
+    for root in roots:
+        for d in (root, root / "cccl"):
+            if (d / relative).is_file():
+                return d
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_include_dir() -> Path:
+    """The folder with cuda_fp16.h / cuda_bf16.h / vector_types.h (all NVRTC needs)."""
+    found = _first_with("cuda_fp16.h", _candidate_roots())
+    if found is None:
+        raise FileNotFoundError(
+            "CUDA headers (cuda_fp16.h) not found: install the nvidia-cuda-runtime wheel "
+            "(pip install 'gpubcast[cuda13]' brings it) or set CUDA_PATH to a CUDA toolkit; looked in "
+            + ", ".join(map(str, _candidate_roots())))
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_headers_stamp() -> str:
+    """Size and modification time of the CUDA headers the kernels include (for cache keys)."""
+    inc = cuda_include_dir()
+    parts = []
+    for name in ("cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp", "vector_types.h"):
+        st = (inc / name).stat() if (inc / name).exists() else None
+        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}" if st else f"{name}:-")
+    return ";".join(parts)
+
+
+@functools.lru_cache(maxsize=1)
+def host_include_dirs() -> tuple[Path, ...]:
+    """Include folders for compiling the kernels as host C++ (g++): the NVRTC folder plus
+    where crt/host_defines.h and nv/target live (a CUDA toolkit, or the nvidia-cuda-crt
+    and nvidia-cuda-cccl wheels)."""
+    roots = _candidate_roots()
+    dirs = [cuda_include_dir()]
+    for relative in ("crt/host_defines.h", "nv/target"):
+        found = _first_with(relative, [dirs[0]] + roots)
+        if found is None:
+            raise FileNotFoundError(
+                f"host emulation needs {relative} from a CUDA toolkit (or the nvidia-cuda-crt / "
+                f"nvidia-cuda-cccl wheels); looked in {', '.join(map(str, roots))}")
+        if found not in dirs:
+            dirs.append(found)
+    return tuple(dirs)

@@ -1,0 +1,205 @@
+"""``python -m gpubcast kernels``: compile every CUDA kernel with NVRTC, or run them emulated on the CPU.
+
+    --check [--arch sm_80 sm_90] [--fast] [--emit DIR]
+        compile every instantiation the dispatcher can request, per family and architecture,
+        with NVRTC (no GPU needed); non-zero exit on any failure.  --fast compiles PTX for
+        the virtual architecture (compute_XX) with --Ofast-compile=max: every instantiation
+        goes through NVRTC's front end and code generation, not through ptxas.  --emit
+        writes the PTX of each program into DIR.
+    --warm [--arch sm_90]
+        fill the runtime kernel cache (what a GPU compiles on first use) for the given
+        architecture, default the current device's, in parallel.
+    --emulate [--seed N] [--cases N]
+        run every kernel family on the CPU (host emulation harness) over the benchmark
+        patterns and random cases, against the NumPy reference; non-zero exit on any mismatch.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import time
+from pathlib import Path
+
+CHUNK = 260    # name expressions per NVRTC program (the binary family is split for parallelism)
+
+
+def configure(parser) -> None:
+    parser.add_argument("--check", action="store_true", help="compile every instantiation with NVRTC")
+    parser.add_argument("--emulate", action="store_true", help="run every kernel family under host emulation")
+    parser.add_argument("--warm", action="store_true",
+                        help="compile every kernel into the runtime cache (default arch: the current GPU's)")
+    parser.add_argument("--arch", nargs="+", default=None, metavar="SM",
+                        help="architectures for --check (default: sm_80 sm_90) or --warm (default: the GPU's)")
+    parser.add_argument("--fast", action="store_true",
+                        help="--check: PTX for compute_XX with --Ofast-compile=max (no ptxas)")
+    parser.add_argument("--emit", metavar="DIR", help="--check: write each program's PTX into DIR")
+    parser.add_argument("--family", nargs="+", choices=["binary", "ternary", "variadic", "copy"],
+                        help="limit to these families")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="parallel NVRTC / g++ processes (default: 2)")
+    parser.add_argument("--seed", type=int, default=0, help="--emulate: random seed")
+    parser.add_argument("--cases", type=int, default=400, help="--emulate: random cases")
+
+
+def _compile_task(family, arch, names, fast, emit):
+    from .cuda import compiler
+    t0 = time.perf_counter()
+    try:
+        compiled = compiler.compile_family(family, names, arch, fast=fast)
+    except compiler.CompileError as e:
+        return family, arch, len(names), str(e), time.perf_counter() - t0, None
+    ptx = None
+    if emit:
+        ptx = compiled.binary if compiled.kind == "ptx" else None
+        if ptx is None:
+            ptx = compiler.compile_family(family, names, arch.replace("sm_", "compute_"), fast=True).binary
+    return family, arch, len(names), "", time.perf_counter() - t0, ptx
+
+
+def _map(fn, tasks, jobs):
+    """fn(*task) for every task: in this process (jobs <= 1) or in ``jobs`` worker processes."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [fn(*t) for t in tasks]
+    with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(fn, *zip(*tasks), chunksize=max(1, len(tasks) // (8 * jobs))))
+
+
+def check(arches, families=None, *, fast=False, emit=None, jobs=2, out=print) -> int:
+    """Compile every instantiation of ``families`` for ``arches``; print counts; 0 when all compiled."""
+    from .cuda import catalog, compiler
+    compiler.nvrtc_module()                     # fail early with a clear message
+    every = catalog.every_instantiation()
+    tasks = []
+    for arch in arches:
+        if not arch.startswith(("sm_", "compute_")) or not arch.split("_")[1].isdigit():
+            out(f"error: --arch takes names like sm_80 or sm_90, not {arch!r}")
+            return 2
+        target = arch.replace("sm_", "compute_") if fast else arch
+        for family, kernels in every.items():
+            if families and family not in families:
+                continue
+            names = [n for k in kernels for n in k.names()]
+            for i in range(0, len(names), CHUNK):
+                tasks.append((family, target, names[i:i + CHUNK], fast, bool(emit)))
+    totals: dict = {}
+    failures = []
+    t0 = time.perf_counter()
+    for family, arch, n, error, seconds, ptx in _map(_compile_task, tasks, jobs):
+        row = totals.setdefault((family, arch), [0, 0, 0.0, 0])
+        row[0 if not error else 1] += n
+        row[2] += seconds
+        if error:
+            failures.append(error)
+        if emit and ptx:
+            Path(emit).mkdir(parents=True, exist_ok=True)
+            path = Path(emit) / f"{family}-{arch}-{row[3]}.ptx"
+            path.write_bytes(ptx)
+            row[3] += 1
+    mode = "PTX, --Ofast-compile=max" if fast else "runtime options"
+    out(f"NVRTC {'.'.join(map(str, compiler.nvrtc_version()))}, {mode}, {len(tasks)} programs, "
+        f"{time.perf_counter() - t0:.1f} s wall")
+    out(f"{'family':10s} {'arch':12s} {'compiled':>9s} {'failed':>7s} {'cpu s':>7s}")
+    for (family, arch), (ok, bad, seconds, _) in totals.items():
+        out(f"{family:10s} {arch:12s} {ok:9d} {bad:7d} {seconds:7.1f}")
+    for error in failures[:3]:
+        out(error)
+    return 1 if failures else 0
+
+
+def _warm_task(family, name, arch):
+    from .cuda import compiler
+    t0 = time.perf_counter()
+    try:
+        compiler.cached_kernel(family, name, arch)
+    except compiler.CompileError as e:
+        return family, str(e), time.perf_counter() - t0
+    return family, "", time.perf_counter() - t0
+
+
+def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
+    """Compile every kernel into the runtime (disk) cache, one NVRTC program each, as a GPU
+    would on first use; 0 when all compiled."""
+    from .cuda import catalog, compiler
+    if not arches:
+        try:
+            import cupy
+            arches = [compiler.arch_for(cupy.cuda.Device().compute_capability)]
+        except Exception as e:  # noqa: BLE001 - no CuPy or no device
+            out(f"error: no CUDA device to take the architecture from ({type(e).__name__}); say --arch sm_XX")
+            return 2
+    tasks = [(family, name, arch) for arch in arches
+             for family, kernels in catalog.every_instantiation().items() if not families or family in families
+             for k in kernels for name in k.names()]
+    t0 = time.perf_counter()
+    counts: dict = {}
+    errors = []
+    for family, error, _ in _map(_warm_task, tasks, jobs):
+        counts.setdefault(family, [0, 0])[1 if error else 0] += 1
+        if error:
+            errors.append(error)
+    for family, (ok, bad) in counts.items():
+        out(f"{family:10s} {', '.join(arches)}: {ok} cached, {bad} failed")
+    out(f"cache {compiler.cache_dir()} ({time.perf_counter() - t0:.1f} s)")
+    for error in errors[:3]:
+        out(error)
+    return 1 if errors else 0
+
+
+def emulate(seed=0, n_cases=400, jobs=2, out=print) -> int:
+    """Run the benchmark patterns and random cases on the emulated kernels; 0 when all agree."""
+    import numpy as np
+
+    from .cuda import checks, emulate as em
+    why = em.available()
+    if why:
+        out(f"error: host emulation is not available here: {why}")
+        return 2
+    t0 = time.perf_counter()
+    emulator = em.Emulator(checks.emulation_kernels(), jobs=jobs)
+    out(f"host emulation: {len(emulator.names())} kernel instantiations built in {time.perf_counter() - t0:.1f} s")
+    rng = np.random.default_rng(seed)
+    runs = [
+        ("benchmark patterns", em.EmulatedBackend(emulator), checks.benchmark_patterns(rng)),
+        ("benchmark patterns, float16", em.EmulatedBackend(emulator), checks.benchmark_patterns(rng, np.float16)),
+        ("benchmark patterns, 64-bit indices", em.EmulatedBackend(emulator, index64_above=0),
+         checks.benchmark_patterns(rng)),
+        ("benchmark patterns, 1-block grid", em.EmulatedBackend(emulator, grid=1), checks.benchmark_patterns(rng)),
+        (f"random cases (seed {seed})", em.EmulatedBackend(emulator), checks.random_cases(rng, n_cases)),
+        ("random cases, 64-bit indices", em.EmulatedBackend(emulator, index64_above=0),
+         checks.random_cases(rng, max(1, n_cases // 4))),
+    ]
+    failed = 0
+    out(f"{'run':38s} {'family':10s} {'passed':>7s} {'failed':>7s}")
+    for title, backend, cases in runs:
+        with em.registered(backend):
+            results = checks.check(cases, backend.name)
+        by_family: dict = {}
+        for case, ok, _ in results:
+            by_family.setdefault(case.family, [0, 0])[0 if ok else 1] += 1
+        for family, (ok, bad) in sorted(by_family.items()):
+            out(f"{title:38s} {family:10s} {ok:7d} {bad:7d}")
+        for case, ok, detail in results:
+            if not ok:
+                failed += 1
+                if failed <= 10:
+                    out(f"  MISMATCH {case.name}: {detail}")
+    kinds = {lc.name.split("<")[0] for _, backend, _ in runs for lc in backend.launches}
+    out(f"kernels run: {', '.join(sorted(kinds))}")
+    out(f"{'all agree' if not failed else f'{failed} mismatches'} ({time.perf_counter() - t0:.1f} s)")
+    return 1 if failed else 0
+
+
+def run(args) -> int:
+    if not (args.check or args.emulate or args.warm):
+        print("python -m gpubcast kernels: say --check (compile with NVRTC), --warm (fill the runtime cache) "
+              "and/or --emulate (run on the CPU)")
+        return 2
+    rc = 0
+    if args.check:
+        rc |= check(args.arch or ["sm_80", "sm_90"], args.family, fast=args.fast, emit=args.emit, jobs=args.jobs)
+    if args.warm:
+        rc |= warm(args.arch, args.family, jobs=args.jobs)
+    if args.emulate:
+        rc |= emulate(args.seed, args.cases, args.jobs)
+    return rc

@@ -1,0 +1,45 @@
+// copy.cu -- out[i] = x[i] over a broadcast plan: data movement for broadcast_to / expand
+// (ONNX Expand, OpenVINO Broadcast).  Dispatched on element size (gb::Bytes<1/2/4/8/16>),
+// not dtype: every dtype of that size moves with the same kernel.
+//
+// Kernels (launch contract: indexing.cuh):
+//   copy_contig<Op, T>             x contiguous or a scalar (fill); Head<1> argument
+//   copy_general<Op, T, index_t>   any strides (broadcast dims have stride 0); General<1, index_t>
+//   *_ept<...>                     elements per thread
+// Assumption: a scalar x (one device element or a host value) fills the output; a
+//   contiguous x with a contiguous output is a plain (vectorised) copy.
+#include "indexing.cuh"
+
+namespace gb {
+
+struct Copy {
+  template <typename T> GB_FN T operator()(T x) const { return x; }
+};
+
+template <class Op, typename T> constexpr int copy_contig_ept = contig_ept<T>();
+template <class Op, typename T, typename index_t> constexpr int copy_general_ept = GENERAL_EPT;
+
+template <class Op, typename T, int EPT> struct CopyBody {
+  template <typename Acc> GB_FN void operator()(const Acc& acc) const {
+    T x[EPT], r[EPT];
+    acc.template load<1>(x);
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) r[k] = Op()(x[k]);
+    acc.store(r);
+  }
+};
+
+template <class Op, typename T>
+__global__ void __launch_bounds__(BLOCK) copy_contig(const __grid_constant__ Head<1> h) {
+  constexpr int EPT = copy_contig_ept<Op, T>;
+  const bool consecutive = vec_ok<T, EPT>(h, 0) && vec_ok<T, EPT>(h, 1);
+  for_each_tile<1, EPT, u64, false>(h, NoCalc(), consecutive, CopyBody<Op, T, EPT>());
+}
+
+template <class Op, typename T, typename index_t>
+__global__ void __launch_bounds__(BLOCK) copy_general(const __grid_constant__ General<1, index_t> p) {
+  constexpr int EPT = GENERAL_EPT;
+  for_each_tile<1, EPT, index_t, true>(p.h, p.calc, true, CopyBody<Op, T, EPT>());
+}
+
+}  // namespace gb

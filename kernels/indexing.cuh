@@ -1,0 +1,269 @@
+// indexing.cuh -- which elements a thread owns, and where they live in every operand.
+//
+// What it computes: for the thread (blockIdx.x, threadIdx.x), a tile of EPT output
+// elements (linear indices into the plan's coalesced output shape) and, per operand, how
+// to reach them: a contiguous operand at the linear index (vector loads of up to 16 bytes
+// when the tile is full and consecutive and the pointer aligned), a scalar operand from a
+// kernel argument (VALUE) or one device element (SCALAR), a strided operand at the offset
+// given by the plan's coalesced strides.  Offsets come from OffsetCalc: divide the linear
+// index by each coalesced size, innermost first, by magic-number multiplication
+// (Divider: 32-bit on the u32 path, 64-bit multiply-high on the u64 path for outputs whose
+// indices or offsets reach 2^31).
+//
+// Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
+//   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
+//   launches ceil(size / (BLOCK * EPT)) blocks, EPT = the kernel's *_ept constant);
+//   one by-value argument: Head<NIN> (contiguous kernels) or General<NIN, index_t>.
+// Assumption: operand 0 is the output; it is contiguous or strided, never a scalar.
+// Assumption: every pointer is aligned to its element type (the host checks); vector
+//   access is used only after checking the vector's alignment here (contiguous kernels:
+//   once per launch, choosing consecutive or interleaved tiles; general kernels: per tile).
+// Assumption: on the 32-bit path every linear index and every |offset| is < 2^31
+//   (the planner's index_bits == 32); magic division is exact below 2^(bits-1) only.
+// Assumption: coalesced rank <= MAX_DIMS (the host splits higher ranks into launches).
+// Assumption: no operand's elements overlap the output's except element for element
+//   (dispatch.py copies partially overlapping inputs first).
+#pragma once
+
+#include "numeric.cuh"
+
+#ifndef __CUDACC__
+#include <string.h>  // host emulation: memcpy
+#endif
+
+namespace gb {
+
+constexpr int MAX_DIMS = 10;      // coalesced rank one launch handles
+constexpr int BLOCK = 256;        // threads per block (launch contract)
+constexpr int GENERAL_EPT = 4;    // elements per thread of the general (strided) kernels
+
+// operand classes, 2 bits per operand in Head::classes (operand k at bits 2k..2k+1)
+enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
+
+// Elements per thread of a contiguous kernel: 16 bytes of its widest operand, at least 4.
+__host__ __device__ constexpr int max_of(int a) { return a; }
+template <typename... R> __host__ __device__ constexpr int max_of(int a, int b, R... r) {
+  return max_of(a > b ? a : b, r...);
+}
+template <typename... Ts> __host__ __device__ constexpr int contig_ept() {
+  return 16 / max_of((int)sizeof(Ts)...) > 4 ? 16 / max_of((int)sizeof(Ts)...) : 4;
+}
+
+// Per-launch arguments every kernel gets (the contiguous kernels get only this).
+template <int NIN> struct Head {
+  char* ptr[NIN + 1];       // element (0, ..., 0) of the output [0] and of input k [k]
+  u64 value[NIN + 1][2];    // bytes of a VALUE-class input k (kernel-argument scalar)
+  u64 size;                 // output elements; tiles cover [0, size)
+  u32 classes;              // 2 bits per operand: CONTIG | VALUE | SCALAR | STRIDED
+  u32 flags;                // reserved (0)
+  u32 nin;                  // variadic: inputs used in this launch (1 <= nin <= NIN)
+  u32 aux;                  // variadic mean: divide by aux at the end (0: do not)
+};
+
+// ---- division by a run-time constant -----------------------------------------------------
+GB_FN u32 mulhi(u32 a, u32 b) {
+#ifdef __CUDA_ARCH__
+  return __umulhi(a, b);
+#else
+  return (u32)(((u64)a * (u64)b) >> 32);
+#endif
+}
+GB_FN u64 mulhi(u64 a, u64 b) {
+#ifdef __CUDA_ARCH__
+  return __umul64hi(a, b);
+#else
+  return (u64)(((unsigned __int128)a * b) >> 64);
+#endif
+}
+
+// n / divisor == (mulhi(n, magic) + n) >> shift for n < 2^(W-1), W = bits of index_t
+// (Granlund-Montgomery, as PyTorch's IntDivider; the host computes
+// shift = ceil(log2(divisor)), magic = 2^W * (2^shift - divisor) / divisor + 1).
+template <typename index_t> struct Divider {
+  index_t divisor, magic, shift;
+  GB_FN index_t div(index_t n) const { return (mulhi(n, magic) + n) >> shift; }
+};
+
+template <typename index_t> struct OffsetType;
+template <> struct OffsetType<u32> { typedef i32 type; };
+template <> struct OffsetType<u64> { typedef i64 type; };
+
+// Element offsets of NARGS operands (0 = output) at one linear index of the coalesced shape.
+template <int NARGS, typename index_t> struct OffsetCalc {
+  typedef typename OffsetType<index_t>::type offset_t;
+  i32 ndim;                               // coalesced rank, 1..MAX_DIMS
+  u32 pad_;
+  Divider<index_t> dim[MAX_DIMS];         // coalesced sizes, innermost first
+  offset_t stride[MAX_DIMS][NARGS];       // element strides, innermost first (may be 0 or < 0)
+
+  GB_FN void get(index_t i, offset_t (&off)[NARGS]) const {
+#pragma unroll
+    for (int k = 0; k < NARGS; ++k) off[k] = 0;
+#pragma unroll 1
+    for (int d = 0; d < MAX_DIMS; ++d) {
+      if (d == ndim - 1) {                // outermost dim: the remaining index is its coordinate
+#pragma unroll
+        for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)i * stride[d][k];
+        break;
+      }
+      const index_t q = dim[d].div(i);
+      const index_t r = i - q * dim[d].divisor;
+#pragma unroll
+      for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)r * stride[d][k];
+      i = q;
+    }
+  }
+};
+
+template <int NIN, typename index_t> struct General {
+  Head<NIN> h;
+  OffsetCalc<NIN + 1, index_t> calc;
+};
+
+// ---- vector access -----------------------------------------------------------------------
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+
+// Elements per vector access of T in a tile of EPT: at most 16 bytes, at most EPT.
+template <typename T, int EPT> struct VecOf {
+  static constexpr int N = (int)(16 / sizeof(T)) < EPT ? (int)(16 / sizeof(T)) : EPT;
+  static constexpr int NV = N > 0 ? N : 1;
+  static constexpr int BYTES = NV * (int)sizeof(T);
+};
+
+template <typename T> GB_FN T from_bits(const u64 (&w)[2]) {
+  u64 words[2] = {w[0], w[1]};
+  T x;
+  memcpy(&x, words, sizeof(T));
+  return x;
+}
+
+template <typename T, int EPT> GB_FN bool vec_aligned(const void* p) {
+  return ((unsigned long long)p % (unsigned long long)VecOf<T, EPT>::BYTES) == 0;
+}
+
+// Whether operand `arg` (elements T) allows vector access: not contiguous, or aligned.
+template <typename T, int EPT, int NIN> GB_FN bool vec_ok(const Head<NIN>& h, int arg) {
+  return ((h.classes >> (2 * arg)) & 3u) != CONTIG || vec_aligned<T, EPT>(h.ptr[arg]);
+}
+
+struct NoCalc {};  // the contiguous kernels compute no offsets
+
+// The elements of one thread: element k is first + k * step, for k < count.
+template <int EPT, typename index_t> struct Tile {
+  index_t first, step;
+  int count;
+  GB_FN index_t at(int k) const { return first + (index_t)k * step; }
+};
+
+// Tile `tile` of the launch (BLOCK * EPT elements): this thread takes EPT consecutive ones
+// (consecutive: vector access) or every BLOCK-th one (interleaved: coalesced element access).
+template <int EPT, typename index_t>
+GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive) {
+  Tile<EPT, index_t> t;
+  const index_t start = tile * (index_t)(BLOCK * EPT);
+  t.first = start + (index_t)threadIdx.x * (consecutive ? EPT : 1);
+  t.step = consecutive ? 1 : BLOCK;
+  if (t.first >= size) {
+    t.count = 0;
+  } else {
+    const index_t left = (size - t.first + t.step - 1) / t.step;   // elements from first on
+    t.count = left >= (index_t)EPT ? EPT : (int)left;
+  }
+  return t;
+}
+
+// One thread's access to every operand of a launch.
+//   contiguous kernels (GENERAL = false): element k of a contiguous operand is at t.at(k);
+//   general kernels: at off[k][arg], from OffsetCalc, for every operand (strides of a
+//   contiguous operand are its linear ones); tiles are always consecutive.
+// A contiguous operand is read with vector loads when the tile is full and its pointer
+// aligned (contiguous kernels: all pointers, checked once per launch).
+template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
+  typedef typename OffsetType<index_t>::type offset_t;
+  static constexpr int NARGS = NIN + 1;
+  const Head<NIN>& h;
+  Tile<EPT, index_t> t;
+  bool full;                                        // count == EPT
+  bool vec;                                         // contiguous kernels: full && consecutive
+  offset_t off[GENERAL ? EPT : 1][GENERAL ? NARGS : 1];
+
+  template <int ARG> GB_FN unsigned cls() const { return (h.classes >> (2 * ARG)) & 3u; }
+
+  GB_FN Access(const Head<NIN>& head, Tile<EPT, index_t> tile, bool consecutive)
+      : h(head), t(tile), full(tile.count == EPT), vec(consecutive && tile.count == EPT) {}
+
+  template <typename Calc> GB_FN void compute_offsets(const Calc& calc) {
+    if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
+#pragma unroll
+      for (int k = 0; k < EPT; ++k)
+        if (k < t.count) calc.get(t.at(k), off[k]);
+    }
+  }
+
+  template <int ARG> GB_FN offset_t element(int k) const {  // element offset of element k (may be < 0)
+    if constexpr (GENERAL) return off[k][ARG];
+    else return (offset_t)t.at(k);
+  }
+
+  template <typename T> GB_FN bool use_vector(const void* p) const {
+    if constexpr (GENERAL) return full && vec_aligned<T, EPT>(p);
+    else return vec;
+  }
+
+  template <int ARG, typename T> GB_FN void load(T (&v)[EPT]) const {
+    const unsigned c = cls<ARG>();
+    const T* p = reinterpret_cast<const T*>(h.ptr[ARG]);
+    if (c == VALUE || c == SCALAR) {               // one value for the whole tile
+      const T x = c == VALUE ? from_bits<T>(h.value[ARG]) : p[0];
+#pragma unroll
+      for (int k = 0; k < EPT; ++k) v[k] = x;
+    } else if (c == CONTIG && use_vector<T>(p)) {  // vector loads, all issued before use
+      typedef VecOf<T, EPT> V;
+      const Vec<T, V::NV>* q = reinterpret_cast<const Vec<T, V::NV>*>(p + t.first);
+#pragma unroll
+      for (int c2 = 0; c2 < EPT / V::NV; ++c2) {
+        const Vec<T, V::NV> x = q[c2];
+#pragma unroll
+        for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
+      }
+    } else {                                       // element by element
+#pragma unroll
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? p[element<ARG>(k)] : T();
+    }
+  }
+
+  template <typename T> GB_FN void store(const T (&v)[EPT]) const {
+    T* p = reinterpret_cast<T*>(h.ptr[0]);
+    if (cls<0>() == CONTIG && use_vector<T>(p)) {
+      typedef VecOf<T, EPT> V;
+      Vec<T, V::NV>* q = reinterpret_cast<Vec<T, V::NV>*>(p + t.first);
+#pragma unroll
+      for (int c2 = 0; c2 < EPT / V::NV; ++c2) {
+        Vec<T, V::NV> x;
+#pragma unroll
+        for (int j = 0; j < V::NV; ++j) x.v[j] = v[c2 * V::NV + j];
+        q[c2] = x;
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < EPT; ++k)
+        if (k < t.count) p[element<0>(k)] = v[k];
+    }
+  }
+};
+
+// Run body(access) for every tile this thread takes part in (grid-stride over tiles).
+// `consecutive` must be the same for every thread of the launch (general kernels: true).
+template <int NIN, int EPT, typename index_t, bool GENERAL, typename Calc, typename Body>
+GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
+  const index_t size = (index_t)h.size;
+  const index_t tiles = (size + (index_t)(BLOCK * EPT) - 1) / (index_t)(BLOCK * EPT);
+  for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    Access<NIN, EPT, index_t, GENERAL> acc(h, make_tile<EPT, index_t>(tile, size, consecutive), consecutive);
+    if (acc.t.count == 0) continue;               // past the end (last tile only)
+    acc.compute_offsets(calc);
+    body(acc);
+  }
+}
+
+}  // namespace gb

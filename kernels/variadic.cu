@@ -1,0 +1,83 @@
+// variadic.cu -- out[i] = x1[i] (+) x2[i] (+) ... (+) xn[i] in one pass over up to
+// MAX_VARIADIC inputs (ONNX Sum, Mean, Max, Min), folded left to right like
+// functools.reduce(np.add / np.maximum / np.minimum, xs); Mean then divides by n.
+//
+// Kernels (launch contract: indexing.cuh):
+//   variadic_contig<Op, T>             no strided operand; Head<MAX_VARIADIC> argument
+//   variadic_general<Op, T, index_t>   any strides; General<MAX_VARIADIC, index_t>
+//   *_ept<...>                         elements per thread
+// Head::nin = inputs of this launch (args 1..nin); Head::aux = n for Mean's final division
+// (0: no division).  More than MAX_VARIADIC inputs: the host chains launches, the partial
+// result (the output) being the first input of the next launch.
+// Assumption: every input has the loop dtype T (the host casts); the output is T.
+// Assumption: an input may alias the output element for element (the chained partial sum).
+#include "indexing.cuh"
+
+namespace gb {
+
+constexpr int MAX_VARIADIC = 8;
+
+struct Sum {
+  template <typename T> GB_FN T step(T acc, T x) const { return num::add(acc, x); }
+};
+struct Mean {
+  template <typename T> GB_FN T step(T acc, T x) const { return num::add(acc, x); }
+};
+struct Max {
+  template <typename T> GB_FN T step(T acc, T x) const { return num::maximum(acc, x); }
+};
+struct Min {
+  template <typename T> GB_FN T step(T acc, T x) const { return num::minimum(acc, x); }
+};
+
+template <class Op, typename T> constexpr int variadic_contig_ept = GENERAL_EPT;  // 8 inputs: keep tiles small
+template <class Op, typename T, typename index_t> constexpr int variadic_general_ept = GENERAL_EPT;
+
+template <class Op, typename T, int EPT> struct VariadicBody {
+  template <typename Acc> GB_FN void operator()(const Acc& acc) const {
+    const unsigned nin = acc.h.nin;
+    T x[MAX_VARIADIC][EPT];
+    load_inputs<0>(acc, nin, x);                      // all loads first ...
+    T r[EPT];
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) r[k] = x[0][k];
+#pragma unroll
+    for (int j = 1; j < MAX_VARIADIC; ++j)           // ... then the fold
+      if (j < (int)nin) {
+#pragma unroll
+        for (int k = 0; k < EPT; ++k) r[k] = Op().step(r[k], x[j][k]);
+      }
+    if constexpr (is_same<Op, Mean>::value) {
+      if (acc.h.aux != 0) {
+        const T n = num::from_count<T>(acc.h.aux);
+#pragma unroll
+        for (int k = 0; k < EPT; ++k) r[k] = num::true_divide(r[k], n);
+      }
+    }
+    acc.store(r);
+  }
+
+  // input J (0-based) is argument J + 1, a compile-time constant for Access::load
+  template <int J, typename Acc> GB_FN static void load_inputs(const Acc& acc, unsigned nin, T (&x)[MAX_VARIADIC][EPT]) {
+    if (J < (int)nin) acc.template load<J + 1>(x[J]);
+    if constexpr (J + 1 < MAX_VARIADIC) load_inputs<J + 1>(acc, nin, x);
+  }
+};
+
+template <class Op, typename T>
+__global__ void __launch_bounds__(BLOCK) variadic_contig(const __grid_constant__ Head<MAX_VARIADIC> h) {
+  constexpr int EPT = variadic_contig_ept<Op, T>;
+  bool consecutive = true;
+#pragma unroll
+  for (int a = 0; a <= MAX_VARIADIC; ++a)
+    consecutive = consecutive && (a > (int)h.nin || vec_ok<T, EPT>(h, a));
+  for_each_tile<MAX_VARIADIC, EPT, u64, false>(h, NoCalc(), consecutive, VariadicBody<Op, T, EPT>());
+}
+
+template <class Op, typename T, typename index_t>
+__global__ void __launch_bounds__(BLOCK) variadic_general(const __grid_constant__ General<MAX_VARIADIC, index_t> p) {
+  constexpr int EPT = GENERAL_EPT;
+  for_each_tile<MAX_VARIADIC, EPT, index_t, true>(p.h, p.calc, true, VariadicBody<Op, T, EPT>());
+}
+
+}  // namespace gb

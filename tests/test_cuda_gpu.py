@@ -1,0 +1,292 @@
+"""gpubcast's CUDA kernels on a real GPU, against the NumPy reference backend.
+
+Marker ``gpu``: skipped where ``cupy.cuda.is_available()`` is false (this project's CI has
+no GPU); ``ci/gpu-check`` runs them on a GPU machine.  Device operands keep the host
+operand's strides and 16-byte alignment offset (``device_like``), so every fast path of
+the kernels is reached the same way as under host emulation.
+"""
+
+import numpy as np
+import pytest
+
+import gpubcast as gb
+from gpubcast import backends
+from gpubcast import dtypes as _dt
+from gpubcast import ops
+from gpubcast.cuda import checks
+from gpubcast.dispatch import apply
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+ALL_DTYPES = tuple(_dt.NUMERIC)
+
+
+def device_like(x):
+    return checks.device_like(x, cupy)
+
+
+def on_device(xs):
+    return [device_like(x) for x in xs]
+
+
+def host(x):
+    return x.get() if isinstance(x, cupy.ndarray) else np.asarray(x)
+
+
+def needs_device_dtype(dtype):
+    try:
+        view = cupy.empty(3, dtype)[::-1]
+        view[...] = cupy.asarray(np.zeros(3, dtype))           # what device_like does
+        view.get()
+    except Exception as e:  # noqa: BLE001 - CuPy without this dtype
+        pytest.skip(f"CuPy cannot hold {dtype} here ({type(e).__name__}: {e})")
+
+
+def assert_agrees(op_name, got, want, dtype):
+    got = host(got)
+    assert checks.agree(op_name, got, want, checks.tolerance(op_name, dtype, device=True)), \
+        checks._difference(got, want)
+
+
+BINARY = [(name, t) for name, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"
+          for t in sorted({pair[0] for pair in checks.dtypes_for(op, ALL_DTYPES)}, key=str)]
+
+
+@pytest.mark.parametrize("name, dtype", BINARY, ids=[f"{n}-{t}" for n, t in BINARY])
+def test_binary_op_every_layout(name, dtype):
+    needs_device_dtype(dtype)
+    rng = np.random.default_rng(abs(hash((name, str(dtype)))) % 2**32)
+    op = ops.get(name)
+    for layout, (x1, x2) in checks.binary_layouts(rng, dtype, name).items():
+        want = apply(op, (x1, x2), backend="numpy")
+        got = apply(op, on_device((x1, x2)))
+        assert isinstance(got, cupy.ndarray), layout
+        assert_agrees(name, got, want, dtype)
+
+
+@pytest.mark.parametrize("name", [n for n, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"])
+def test_binary_rule_sets(name):
+    op = ops.get(name)
+    dtype = checks.dtypes_for(op, ALL_DTYPES)[-1][0]
+    needs_device_dtype(dtype)
+    rng = np.random.default_rng(1)
+    v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=name, role=role)  # noqa: E731
+    calls = [
+        dict(inputs=(v(2, 3, 4, 5), v(3, 4, role=1)), rule="pdpd", axis=1),
+        dict(inputs=(v(2, 3, 4, 5), v(4, 5, role=1)), rule="pdpd", axis=-1),
+        dict(inputs=(v(6, 7), v(6, 7, role=1)), rule="none"),
+        dict(inputs=(v(4, 1, 5), v(3, 1, role=1)), rule="numpy"),
+    ]
+    if name == "prelu":
+        calls.append(dict(inputs=(v(2, 3, 4), v(3, 1, role=1)), rule="unidirectional"))
+    for c in calls:
+        want = apply(op, c["inputs"], rule=c["rule"], axis=c.get("axis", -1), backend="numpy")
+        got = apply(op, on_device(c["inputs"]), rule=c["rule"], axis=c.get("axis", -1))
+        assert_agrees(name, got, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_where(dtype):
+    needs_device_dtype(dtype)
+    rng = np.random.default_rng(11)
+    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    c = rng.random((23, 41)) < 0.5
+    cases = [
+        (c, v(23, 41), v(23, 41)),
+        (c[0], v(23, 41), v(41)),
+        (np.asarray(True), v(23, 41), checks.layout(rng, v(23, 41), "flipped")),
+        (c, v(1, 1), np.asarray(v())),
+        (checks.layout(rng, c, "transposed"), checks.layout(rng, v(23, 41), "misaligned"), v(23, 1)),
+    ]
+    for x in cases:
+        assert_agrees("where", apply(ops.get("where"), on_device(x)), np.where(*x), dtype)
+    x, cond, y = v(2, 3, 4, 5), rng.random((3, 4)) < 0.5, v(3, 1)
+    want = gb.where(cond, x, y, broadcast="pdpd", axis=1, backend="numpy")
+    assert_agrees("where", gb.where(*on_device((cond, x, y)), broadcast="pdpd", axis=1), want, dtype)
+
+
+VARIADIC = [(n, t) for n in ("sum", "mean", "max", "min") for t in ALL_DTYPES if _dt.kind(t) in ops.get(n).accepts]
+
+
+@pytest.mark.parametrize("name, dtype", VARIADIC, ids=[f"{n}-{t}" for n, t in VARIADIC])
+def test_variadic(name, dtype):
+    needs_device_dtype(dtype)
+    rng = np.random.default_rng(2)
+    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    op = ops.get(name)
+    for xs in ([v(17, 29)], [v(17, 29), v(29), v(17, 1)],
+               [v(17, 29), np.asarray(v()), checks.layout(rng, v(17, 29), "transposed"), v(1, 1)],
+               [v(17, 29)] + [v(29) for _ in range(10)] + [checks.layout(rng, v(17, 29), "flipped")]):
+        assert_agrees(name, apply(op, on_device(xs)), apply(op, xs, backend="numpy"), dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_data_movement_every_mode(dtype):
+    needs_device_dtype(dtype)
+    rng = np.random.default_rng(9)
+    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    x6, x91, x913, x34, x61 = v(6), v(9, 1), checks.layout(rng, v(9, 13), "transposed"), v(3, 4), v(6, 1)
+    calls = [
+        lambda m, x: gb.broadcast_to(x, (2, 6, 9, 11), mode="explicit", axes_mapping=[1]),
+        lambda m, x: gb.broadcast_to(x, (4, 9, 1), mode="numpy"),
+        lambda m, x: gb.broadcast_to(x, (3, 9, 13)),
+        lambda m, x: gb.broadcast_to(x, (2, 3, 4, 5), mode="pdpd", axis=1),
+        lambda m, x: gb.expand(x, (2, 1, 11)),
+    ]
+    for call, x in zip(calls, (x6, x91, x913, x34, x61)):
+        assert_agrees("copy", call(None, device_like(x)), call(None, x), dtype)
+
+
+def test_random_cases_and_benchmark_patterns():
+    rng = np.random.default_rng(0)
+    cases = checks.benchmark_patterns(rng) + checks.benchmark_patterns(rng, np.float16) + \
+        checks.random_cases(rng, 400)
+    bad = []
+    for case in cases:
+        want = checks.run(case, "numpy")
+        got = host(checks.run(case, None, inputs=on_device(case.inputs)))
+        dtype = case.meta.get("dtype") or np.asarray(want).dtype
+        if not checks.agree(case.op.name, got, want, checks.tolerance(case.op.name, dtype, device=True)):
+            bad.append(f"{case.name}: {checks._difference(got, want)}")
+    assert not bad, "\n".join(bad[:10])
+
+
+@pytest.mark.parametrize("name, dtype, a, b, expected", checks.INTEGER_EDGE_CASES,
+                         ids=[f"{c[0]}-{c[1].__name__}" for c in checks.INTEGER_EDGE_CASES])
+def test_integer_edge_cases(name, dtype, a, b, expected):
+    got = apply(ops.get(name), (cupy.asarray(np.array(a, dtype)), cupy.asarray(np.array(b, dtype))))
+    assert np.array_equal(host(got), np.array(expected, dtype))
+
+
+def test_float32_subnormals_are_kept_and_nan_propagates():
+    t = np.float32(1e-40)                                                    # a subnormal
+    tiny = cupy.full(5, t, cupy.float32)
+    assert (host(gb.multiply(tiny, 1.0)) == t).all()                         # no flush to zero
+    assert (host(gb.add(tiny, tiny)) == t + t).all() and t + t != 0
+    r = host(gb.maximum(cupy.asarray([np.nan, 1.0, 2.0]), cupy.asarray([1.0, np.nan, 1.0])))
+    assert np.isnan(r[:2]).all() and r[2] == 2.0
+
+
+def test_out_aliasing():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((50, 40)), rng.standard_normal(40)
+    want = a + b
+    x = cupy.asarray(a.copy())
+    gb.add(x, cupy.asarray(b), out=x)                          # element for element: no copy
+    assert np.array_equal(host(x), want)
+    x, y = cupy.asarray(a.copy()), a.copy()
+    gb.multiply(x[:-1], 2.0, out=x[1:])                        # partial overlap: copied first
+    np.multiply(y[:-1], 2.0, out=y[1:])
+    assert np.array_equal(host(x), y)
+    out = cupy.empty((50, 40), cupy.float32)
+    assert gb.add(cupy.asarray(a), cupy.asarray(b), out=out) is out
+    assert np.array_equal(host(out), (a + b).astype(np.float32))
+    t = cupy.empty((40, 50)).T                                 # strided out=
+    gb.subtract(cupy.asarray(a), cupy.asarray(b), out=t)
+    assert np.array_equal(host(t), a - b)
+
+
+def test_zero_size_launches_nothing(monkeypatch):
+    be = backends.get("cuda")
+    monkeypatch.setattr(be, "function", lambda *a: pytest.fail("a zero-size output launched a kernel"))
+    r = gb.add(cupy.ones((0, 3), cupy.float32), cupy.ones(3, cupy.float32))
+    assert isinstance(r, cupy.ndarray) and r.shape == (0, 3)
+    assert gb.expand(cupy.ones((1, 3)), (0, 3)).shape == (0, 3)
+
+
+def test_kernels_are_compiled_once_per_device():
+    be = backends.get("cuda")
+    gb.add(cupy.ones(4, cupy.float32), cupy.ones(4, cupy.float32))
+    keys = set(be._functions)
+    gb.add(cupy.ones(9, cupy.float32), cupy.ones(9, cupy.float32))
+    assert set(be._functions) == keys
+    assert any(dev == cupy.cuda.Device().id for dev, _ in keys)
+
+
+def test_more_than_2_to_the_31_elements():
+    n = 2**31 + 7
+    # contiguous kernel: 64-bit linear index
+    out = gb.add(cupy.ones(n, cupy.int8), 1)
+    assert out.shape == (n,) and bool((out == 2).all())
+    del out
+    # general kernel, 64-bit path: a row broadcast over 2**31 + 2**15 elements
+    x = cupy.zeros((2**16 + 1, 2**15), cupy.int8)
+    b = cupy.arange(2**15, dtype=cupy.int16).astype(cupy.int8)
+    assert gb.plan(x, b).index_bits == 64
+    out = gb.add(x, b)
+    for row in (0, 2**15, 2**16):
+        assert bool((out[row] == b).all()), row
+    assert bool((out == b).all())
+    del x, out
+    # data movement past 2**31: expand a column
+    col = cupy.arange(7, dtype=cupy.int8).reshape(7, 1)
+    out = gb.expand(col, (7, 2**29 + 1))
+    assert out.size > 2**31 and bool((out == col).all())
+
+
+def test_launches_go_to_the_current_stream():
+    a = cupy.random.standard_normal((512, 256)).astype(cupy.float32)
+    b = cupy.random.standard_normal(256).astype(cupy.float32)
+    out = cupy.empty_like(a)
+    gb.add(a, b, out=out)                                       # compile and load outside the capture
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        gb.add(a, b, out=out)                                   # a launch on any other stream breaks the capture
+        graph = stream.end_capture()
+    out.fill(0)
+    graph.launch(stream)
+    stream.synchronize()
+    assert cupy.array_equal(out, a + b)
+    with cupy.cuda.Stream(non_blocking=True) as s:
+        r = gb.multiply(a, 3.0)
+        s.synchronize()
+    assert cupy.array_equal(r, a * cupy.float32(3.0))
+
+
+def test_cuda_array_interface_and_dlpack_inputs():
+    a = cupy.arange(12, dtype=cupy.float32).reshape(3, 4)
+
+    class Wrapped:
+        def __init__(self, arr):
+            self.__cuda_array_interface__ = arr.__cuda_array_interface__
+            self.shape, self.ndim = arr.shape, arr.ndim
+
+    r = gb.multiply(Wrapped(a), 2.0)
+    assert isinstance(r, cupy.ndarray) and cupy.array_equal(r, a * 2)
+    r = gb.add(Wrapped(a), cupy.ones(4, cupy.float32))
+    assert cupy.array_equal(r, a + 1)
+
+
+def test_torch_cuda_tensors():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA here")
+    t1 = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
+    t2 = torch.arange(4, dtype=torch.float32, device="cuda")
+    r = gb.add(t1, t2)
+    assert isinstance(r, cupy.ndarray)
+    assert np.array_equal(host(r), (t1 + t2).cpu().numpy())
+    r = gb.where(t1 > 5, t1, 0.0)
+    assert np.array_equal(host(r), torch.where(t1 > 5, t1, 0.0).cpu().numpy())
+    tb = t1.to(torch.bfloat16)
+    r = gb.multiply(tb, tb)
+    assert np.array_equal(host(r).astype(np.float32), (tb * tb).float().cpu().numpy())
+
+
+def test_mixing_numpy_and_cupy():
+    with pytest.raises(TypeError, match="cannot mix a host array of type ndarray"):
+        gb.add(cupy.ones(3), np.ones(3))
+    r = gb.add(cupy.ones(3, cupy.float32), np.float32(2.0))             # 0-d host: a kernel argument
+    assert isinstance(r, cupy.ndarray) and r.dtype == np.float32 and bool((r == 3).all())
+    r = gb.add(cupy.ones(3, cupy.int8), np.array(5, np.int16))         # strong 0-d: NumPy 2 promotion
+    assert r.dtype == np.int16
+
+
+def test_dtype_argument_as_on_the_cpu():
+    a = np.arange(6, dtype=np.int32)
+    for dtype in (np.float32, np.int64):
+        want = gb.add(a, a, dtype=dtype, backend="numpy")
+        got = gb.add(cupy.asarray(a), cupy.asarray(a), dtype=dtype)
+        assert got.dtype == want.dtype and np.array_equal(host(got), want)

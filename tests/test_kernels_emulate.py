@@ -1,0 +1,256 @@
+"""The CUDA kernels, run on the CPU by the host emulation harness, against the NumPy reference.
+
+Every op x representative dtypes x layouts: contiguous (vector loads), misaligned contiguous
+(element path), kernel-argument scalars (Python and 0-d), device scalars (size-1 arrays),
+row / column broadcasts (contiguous and strided operands in one kernel), transposed,
+negative strides, strided output, the 64-bit index path (forced with a small threshold) and
+a 1-block grid (grid-stride loop).  Plus integer edge cases with hand-computed values.
+"""
+
+import numpy as np
+import pytest
+
+import gpubcast as gb
+from gpubcast import dtypes as _dt
+from gpubcast import ops
+from gpubcast.cuda import checks, emulate
+from gpubcast.dispatch import apply
+
+pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
+
+BE, BE64, BE1 = "cuda-emulated", "cuda-emulated-64", "cuda-emulated-grid1"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def backends():
+    emulator = emulate.Emulator(checks.emulation_kernels())
+    made = []
+    for name, kw in ((BE, {}), (BE64, {"index64_above": 0}), (BE1, {"grid": 1})):
+        be = emulate.EmulatedBackend(emulator, **kw)
+        be.name = name
+        made.append(be)
+    with emulate.registered(made[0]), emulate.registered(made[1]), emulate.registered(made[2]):
+        yield {be.name: be for be in made}
+
+
+def _same(op_name, got, want, dtype):
+    assert checks.agree(op_name, got, want, checks.tolerance(op_name, dtype)), checks._difference(got, want)
+
+
+BINARY_CASES = [(name, dt) for name, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"
+                for dt in sorted({t[0] for t in checks.dtypes_for(op)}, key=str)]
+
+
+@pytest.mark.parametrize("name, dtype", BINARY_CASES, ids=[f"{n}-{d}" for n, d in BINARY_CASES])
+def test_binary_op_every_layout(name, dtype, backends):
+    rng = np.random.default_rng(abs(hash((name, str(dtype)))) % 2**32)
+    op = ops.get(name)
+    for layout, (x1, x2) in checks.binary_layouts(rng, dtype, name).items():
+        for be in ((BE, BE64) if layout in ("row", "transposed") else (BE,)):
+            want = apply(op, (x1, x2), backend="numpy")
+            got = apply(op, (x1, x2), backend=be)
+            _same(name, got, want, dtype)
+    kinds = {lc.name.split("<")[0] for lc in backends[BE].launches}
+    assert {"gb::binary_contig", "gb::binary_general"} <= kinds
+
+
+def test_mixed_int64_uint64_comparisons():
+    a = np.array([-1, 0, 2**62, -2**63, 5], np.int64)
+    b = np.array([2**64 - 1, 0, 2**62, 0, 4], np.uint64)
+    for name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+        got = apply(ops.get(name), (a, b), backend=BE)
+        assert np.array_equal(got, getattr(np, name)(a, b)), name
+        assert np.array_equal(apply(ops.get(name), (b, a[::-1]), backend=BE), getattr(np, name)(b, a[::-1]))
+
+
+def test_binary_strided_output_and_64bit(backends):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((40, 30)), rng.standard_normal(30)
+    for be in (BE, BE64, BE1):
+        out = np.full((30, 40), np.nan).T
+        gb.subtract(a, b, out=out, backend=be)
+        assert np.array_equal(out, a - b)
+    assert any(lc.name.endswith("gb::u64>") for lc in backends[BE64].launches)
+
+
+@pytest.mark.parametrize("dtype", checks.EMULATION_DTYPES, ids=str)
+def test_where_every_layout(dtype):
+    rng = np.random.default_rng(11)
+    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    c = rng.random((23, 41)) < 0.5
+    cases = [
+        (c, v(23, 41), v(23, 41)),
+        (c[0], v(23, 41), v(41)),                                    # row condition
+        (np.asarray(True), v(23, 41), checks.layout(rng, v(23, 41), "flipped")),
+        (c, v(1, 1), np.asarray(v())),                               # device scalar, kernel argument
+        (checks.layout(rng, c, "transposed"), checks.layout(rng, v(23, 41), "misaligned"), v(23, 1)),
+    ]
+    for x in cases:
+        for be in (BE, BE64):
+            _same("where", apply(ops.get("where"), x, backend=be), np.where(*x), dtype)
+
+
+def test_where_pdpd_target_is_x():
+    rng = np.random.default_rng(5)
+    x, cond, y = rng.standard_normal((2, 3, 4, 5)), rng.random((3, 4)) < 0.5, rng.standard_normal((3, 1))
+    got = gb.where(cond, x, y, broadcast="pdpd", axis=1, backend=BE)
+    want = gb.where(cond, x, y, broadcast="pdpd", axis=1, backend="numpy")
+    assert np.array_equal(got, want)
+
+
+VARIADIC_CASES = [(name, dt) for name in ("sum", "mean", "max", "min")
+                  for dt in checks.EMULATION_DTYPES if _dt.kind(dt) in ops.get(name).accepts]
+
+
+@pytest.mark.parametrize("name, dtype", VARIADIC_CASES, ids=[f"{n}-{d}" for n, d in VARIADIC_CASES])
+def test_variadic_one_pass_and_chained(name, dtype):
+    rng = np.random.default_rng(2)
+    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    op = ops.get(name)
+    groups = [
+        [v(17, 29)],
+        [v(17, 29), v(29), v(17, 1)],
+        [v(17, 29), np.asarray(v()), checks.layout(rng, v(17, 29), "transposed"), v(1, 1)],
+        [v(17, 29)] + [v(29) for _ in range(10)] + [checks.layout(rng, v(17, 29), "flipped")],   # 12: chained
+        [v(5, 7) for _ in range(8)],
+        [v(5, 7) for _ in range(9)],
+    ]
+    for xs in groups:
+        for be in (BE, BE64):
+            _same(name, apply(op, xs, backend=be), apply(op, xs, backend="numpy"), dtype)
+
+
+@pytest.mark.parametrize("dtype", checks.EMULATION_DTYPES, ids=str)
+def test_data_movement_every_mode(dtype):
+    rng = np.random.default_rng(9)
+    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    calls = [
+        lambda be: gb.broadcast_to(v(6), (2, 6, 9, 11), mode="explicit", axes_mapping=[1], backend=be),
+        lambda be: gb.broadcast_to(v(9, 1), (4, 9, 13), backend=be),
+        lambda be: gb.broadcast_to(checks.layout(rng, v(9, 13), "transposed"), (3, 9, 13), backend=be),
+        lambda be: gb.broadcast_to(v(3, 4), (2, 3, 4, 5), mode="pdpd", axis=1, backend=be),
+        lambda be: gb.expand(v(6, 1), (2, 1, 11), backend=be),
+        lambda be: gb.expand(np.asarray(v()), (7, 3), backend=be),
+        lambda be: gb.expand(checks.layout(rng, v(8, 9), "misaligned"), (8, 9), backend=be),
+    ]
+    for call in calls:
+        state = rng.bit_generator.state
+        want = call("numpy")
+        for be in (BE, BE64, BE1):
+            rng.bit_generator.state = state
+            _same("copy", call(be), want, dtype)
+
+
+@pytest.mark.parametrize("name, dtype, a, b, expected", checks.INTEGER_EDGE_CASES,
+                         ids=[f"{c[0]}-{c[1].__name__}" for c in checks.INTEGER_EDGE_CASES])
+def test_integer_edge_cases(name, dtype, a, b, expected):
+    a, b = np.array(a, dtype), np.array(b, dtype)
+    for x1, x2, want in ((a, b, np.array(expected, dtype)), (a[::-1], b[::-1], np.array(expected, dtype)[::-1])):
+        got = apply(ops.get(name), (x1, x2), backend=BE)
+        assert np.array_equal(got, want), (got, want)
+        assert np.array_equal(got, apply(ops.get(name), (x1, x2), backend="numpy"))
+
+
+def test_float_edge_cases():
+    nan, inf = np.nan, np.inf
+    a = np.array([1.0, -1.0, 0.0, nan, 5.0, -7.5, 1e-40, inf], np.float32)
+    b = np.array([0.0, 0.0, 0.0, 1.0, nan, 2.0, 1.0, inf], np.float32)
+    for name in ("floor_divide", "remainder", "fmod", "maximum", "minimum", "divide", "power", "div_trunc"):
+        got = apply(ops.get(name), (a, b), backend=BE)
+        want = apply(ops.get(name), (a, b), backend="numpy")
+        assert np.array_equal(got, want, equal_nan=True), name
+    # subnormals survive (no flush to zero), NaN propagates through maximum / minimum
+    assert gb.multiply(np.float32(1e-40), np.ones(3, np.float32), backend=BE)[0] == np.float32(1e-40)
+    assert np.isnan(gb.maximum(np.array([nan, 1.0]), np.array([1.0, nan]), backend=BE)).all()
+
+
+def test_half_and_bfloat16_round_once():
+    x = np.arange(-2048, 2048, dtype=np.float32) / 7
+    for dt in (np.float16, _dt.bfloat16):
+        a, b = x.astype(dt), x[::-1].astype(dt)
+        for name in ("add", "subtract", "multiply", "divide", "floor_divide", "remainder"):
+            _same(name, apply(ops.get(name), (a, b), backend=BE), apply(ops.get(name), (a, b), backend="numpy"), dt)
+
+
+def test_complex_division_and_power_special_values():
+    z = np.array([1 + 2j, 0j, complex(np.inf, 0), complex(np.nan, 1), 3 - 4j, 0j, 2j], np.complex128)
+    w = np.array([0j, 0j, 1 + 1j, 1j, 2 + 0j, 1 + 1j, -3 + 0j], np.complex128)
+    for name in ("divide", "power", "multiply", "equal", "less", "maximum"):
+        _same(name, apply(ops.get(name), (z, w), backend=BE), apply(ops.get(name), (z, w), backend="numpy"),
+              np.complex128)
+
+
+def test_out_aliasing(backends):
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((50, 40)), rng.standard_normal(40)
+    # the output is an input element for element: no copy needed
+    x = a.copy()
+    gb.add(x, b, out=x, backend=BE)
+    assert np.array_equal(x, a + b)
+    # partial overlap: dispatch copies the input first, as NumPy does
+    x, y = a.copy(), a.copy()
+    gb.multiply(x[:-1], 2.0, out=x[1:], backend=BE)
+    np.multiply(y[:-1], 2.0, out=y[1:])
+    assert np.array_equal(x, y)
+    # out of another dtype: same_kind cast into it
+    out = np.empty((50, 40), np.float32)
+    gb.add(a, b, out=out, backend=BE)
+    assert np.array_equal(out, (a + b).astype(np.float32))
+
+
+def test_zero_size_launches_nothing(backends):
+    be = backends[BE]
+    before = len(be.launches)
+    r = gb.add(np.ones((0, 3), np.float32), np.ones(3, np.float32), backend=BE)
+    assert r.shape == (0, 3) and len(be.launches) == before
+
+
+def test_grid_stride_loop_covers_every_tile(backends):
+    rng = np.random.default_rng(8)
+    first = len(backends[BE1].launches)
+    a, b = rng.integers(-50, 50, (301, 257)).astype(np.int32), rng.integers(-50, 50, 257).astype(np.int32)
+    for name in ("add", "maximum", "floor_divide"):
+        got = apply(ops.get(name), (a, b), backend=BE1)
+        assert np.array_equal(got, apply(ops.get(name), (a, b), backend="numpy"))
+    assert all(lc.grid > 1 for lc in backends[BE1].launches[first:])   # each wanted more blocks than it got
+
+
+def test_strings_are_a_type_error():
+    with pytest.raises(TypeError, match="cannot move elements of dtype <U2"):
+        gb.broadcast_to(np.array(["ab", "cd"]), (3, 2), backend=BE)
+
+
+def test_kernels_emulate_command(capsys):
+    from gpubcast import kernels_cli
+    assert kernels_cli.emulate(seed=1, n_cases=80) == 0
+    out = capsys.readouterr().out
+    assert "all agree" in out
+    for family in ("binary", "ternary", "variadic", "copy"):
+        assert family in out
+    assert "gb::binary_general" in out and "gb::copy_contig" in out
+
+
+def test_rank_above_max_dims_runs_as_several_launches(backends):
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal(tuple(2 if i % 2 else 1 for i in range(12)))
+    b = rng.standard_normal(tuple(1 if i % 2 else 3 for i in range(12)))
+    first = len(backends[BE].launches)
+    got = gb.multiply(a, b, backend=BE)
+    assert np.array_equal(got, a * b)
+    assert len(backends[BE].launches) - first == 6          # out (3, 2, 3, 2, ...): dims 0, 1 beyond MAX_DIMS
+
+
+@pytest.mark.parametrize("name", ["add", "floor_divide", "less", "power", "prelu", "div_trunc"])
+def test_rule_sets(name):
+    rng = np.random.default_rng(13)
+    op = ops.get(name)
+    dtype = np.dtype(np.float32 if name in ("power", "prelu") else np.int32)
+    v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=name, role=role)  # noqa: E731
+    calls = [((v(2, 3, 4, 5), v(3, 4, role=1)), "pdpd", 1), ((v(2, 3, 4, 5), v(4, 5, role=1)), "pdpd", -1),
+             ((v(6, 7), v(6, 7, role=1)), "none", -1), ((v(4, 1, 5), v(3, 1, role=1)), "numpy", -1)]
+    if name == "prelu":
+        calls = [((v(2, 3, 4), v(3, 1, role=1)), "unidirectional", -1)]
+    for inputs, rule, axis in calls:
+        for be in (BE, BE64):
+            _same(name, apply(op, inputs, rule=rule, axis=axis, backend=be),
+                  apply(op, inputs, rule=rule, axis=axis, backend="numpy"), dtype)
