@@ -1,6 +1,8 @@
 // variadic.cu -- out[i] = x1[i] (+) x2[i] (+) ... (+) xn[i] in one pass over up to
 // MAX_VARIADIC inputs (ONNX Sum, Mean, Max, Min), folded left to right like
 // functools.reduce(np.add / np.maximum / np.minimum, xs); Mean then divides by n.
+// Axpby (Gemm's scaling and bias) is the one non-fold: inputs (alpha, x, beta, y) give
+// alpha * x + beta * y, each product rounded in T (no FMA), like the NumPy reference.
 //
 // Kernels (launch contract: indexing.cuh):
 //   variadic_contig<Op, T>             no strided operand; Head<MAX_VARIADIC> argument
@@ -29,6 +31,7 @@ struct Max {
 struct Min {
   template <typename T> GB_FN T step(T acc, T x) const { return num::minimum(acc, x); }
 };
+struct Axpby {};  // exactly 4 inputs (alpha, x, beta, y); not a fold
 
 template <class Op, typename T> constexpr int variadic_contig_ept = GENERAL_EPT;  // 8 inputs: keep tiles small
 template <class Op, typename T, typename index_t> constexpr int variadic_general_ept = GENERAL_EPT;
@@ -39,14 +42,20 @@ template <class Op, typename T, int EPT> struct VariadicBody {
     T x[MAX_VARIADIC][EPT];
     load_inputs<0>(acc, nin, x);                      // all loads first ...
     T r[EPT];
+    if constexpr (is_same<Op, Axpby>::value) {
 #pragma unroll
-    for (int k = 0; k < EPT; ++k) r[k] = x[0][k];
+      for (int k = 0; k < EPT; ++k)
+        r[k] = num::add(num::multiply(x[0][k], x[1][k]), num::multiply(x[2][k], x[3][k]));
+    } else {
 #pragma unroll
-    for (int j = 1; j < MAX_VARIADIC; ++j)           // ... then the fold
-      if (j < (int)nin) {
+      for (int k = 0; k < EPT; ++k) r[k] = x[0][k];
 #pragma unroll
-        for (int k = 0; k < EPT; ++k) r[k] = Op().step(r[k], x[j][k]);
-      }
+      for (int j = 1; j < MAX_VARIADIC; ++j)         // ... then the fold
+        if (j < (int)nin) {
+#pragma unroll
+          for (int k = 0; k < EPT; ++k) r[k] = Op().step(r[k], x[j][k]);
+        }
+    }
     if constexpr (is_same<Op, Mean>::value) {
       if (acc.h.aux != 0) {
         const T n = num::from_count<T>(acc.h.aux);

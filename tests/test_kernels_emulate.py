@@ -227,7 +227,7 @@ def test_kernels_emulate_command(capsys):
     assert "all agree" in out
     for family in ("binary", "ternary", "variadic", "copy"):
         assert family in out
-    assert "gb::binary_general" in out and "gb::copy_contig" in out
+    assert "gb::binary_general" in out and "gb::copy_general" in out and "gb::variadic_" in out
 
 
 def test_rank_above_max_dims_runs_as_several_launches(backends):
@@ -254,3 +254,21 @@ def test_rule_sets(name):
         for be in (BE, BE64):
             _same(name, apply(op, inputs, rule=rule, axis=axis, backend=be),
                   apply(op, inputs, rule=rule, axis=axis, backend="numpy"), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "complex64"])
+def test_axpby_gemm_bias_in_one_pass(dtype, backends):
+    """alpha * x + beta * y (Gemm's scaling and bias), scalars as kernel arguments, y broadcast."""
+    dt = np.dtype(_dt.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(3)
+    x = rng.integers(-50, 50, (33, 17)).astype(dt)
+    alpha, beta = np.asarray(3, dt), np.asarray(-2, dt)
+    for y in (rng.integers(-50, 50, 17).astype(dt), rng.integers(-50, 50, (33, 1)).astype(dt),
+              rng.integers(-50, 50, (33, 17)).astype(dt)):
+        for be in (BE, BE64):
+            first = len(backends[be].launches)
+            want = apply(ops.get("axpby"), (alpha, x, beta, y), backend="numpy")
+            got = apply(ops.get("axpby"), (alpha, x, beta, y), backend=be)
+            _same("axpby", got, want, dt)
+            assert all(lc.name.startswith("gb::variadic_") and "gb::Axpby" in lc.name
+                       for lc in backends[be].launches[first:])

@@ -4,7 +4,8 @@ Every op of the registry (``gpubcast.ops``) maps to one kernel family:
 
     binary    binary.cu     <Op, A, B>            A, B: the op's loop dtypes
     ternary   ternary.cu    <Where, Bytes<N>>     N: itemsize of the values (data movement)
-    variadic  variadic.cu   <Op, T>               T: the inputs' common dtype
+    variadic  variadic.cu   <Op, T>               T: the inputs' common dtype (also the
+                                                  quaternary axpby: 4 inputs in one pass)
     copy      copy.cu       <Copy, Bytes<N>>      N: itemsize (data movement)
 
 and each (op, types) has three kernels: ``*_contig`` (no strided operand), ``*_general``
@@ -35,7 +36,8 @@ CXX_TYPES = {
     np.dtype(np.complex64): "gb::c64", np.dtype(np.complex128): "gb::c128",
 }
 MOVE_SIZES = (1, 2, 4, 8, 16)      # element sizes the data-movement kernels handle
-FAMILY_OF_KIND = {"binary": "binary", "ternary": "ternary", "variadic": "variadic", "move": "copy"}
+FAMILY_OF_KIND = {"binary": "binary", "ternary": "ternary", "variadic": "variadic", "quaternary": "variadic",
+                  "move": "copy"}
 GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT
 MAX_VARIADIC = 8                   # inputs one variadic launch takes (kernels/variadic.cu)
 INDEX_TYPES = {32: "gb::u32", 64: "gb::u64"}
