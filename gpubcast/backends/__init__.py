@@ -40,8 +40,11 @@ def get(name: str):
 
 def is_cuda_array(x) -> bool:
     """A CuPy array, or any object exposing CUDA memory (``__cuda_array_interface__`` or DLPack)."""
-    if hasattr(x, "__cuda_array_interface__"):
-        return True
+    try:
+        if hasattr(x, "__cuda_array_interface__"):
+            return True
+    except Exception:  # e.g. torch raises RuntimeError for a CUDA tensor that requires grad
+        pass
     dev = getattr(x, "__dlpack_device__", None)
     if dev is None or not callable(dev):
         return False
