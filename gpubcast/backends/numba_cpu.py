@@ -29,11 +29,13 @@ from .reference import HostArrays, NumpyBackend
 
 #: outputs with at least this many elements run on every thread
 PARALLEL_MIN = 1 << 15
-#: segment length along the inner dim in the tiled order (one operand transposed)
+#: slab columns when an input is transposed (its rows run down the slab)
 TILE = 128
-#: rows are split into segments until there are this many work items (for the threads)
+#: elements a slab of short rows gathers (rows of the second-innermost dim)
+SLAB = 2048
+#: slabs are split until there are this many work items (for the threads)
 MIN_ITEMS = 16
-#: shortest segment a row is split into
+#: narrowest slab a long row is split into
 MIN_SEGMENT = 4096
 
 _MOVE_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
@@ -155,28 +157,37 @@ def iteration_meta(p, spec: Spec) -> np.ndarray:
     sets = [[s[d] for d in order] for s in sets]
     cshape, cin, cout = coalesce(tuple(shape), tuple(tuple(s) for s in sets[:-1]), tuple(sets[-1]))
     shape, sets = list(cshape), [list(s) for s in cin] + [list(cout)]
+    if len(shape) == 1:  # slabs are 2-D: a leading dim of 1
+        shape, sets = [1] + shape, [[0] + s for s in sets]
     nd, nops = len(shape), len(sets)
-    tiled = 0
-    if nd >= 2 and abs(sets[-1][-1]) <= 1:
+    tiled = False
+    if abs(sets[-1][-1]) <= 1:
         for s in sets[:-1]:
             inner = abs(s[-1])
             if inner <= 1:
                 continue
             d = min((d for d in range(nd - 1) if s[d] != 0), key=lambda d: abs(s[d]), default=None)
-            if d is not None and abs(s[d]) < inner:  # transposed: walk it along its own rows
+            if d is not None and abs(s[d]) < inner:  # transposed: slabs span its rows, few columns
                 move = [x for x in range(nd - 1) if x != d] + [d, nd - 1]
                 shape = [shape[x] for x in move]
                 sets = [[t[x] for x in move] for t in sets]
-                tiled = 1
+                tiled = True
                 break
-    n = shape[-1]
-    rows = math.prod(shape[:-1])
-    tb = TILE if tiled else n
-    if not tiled and rows < MIN_ITEMS and n >= 2 * MIN_SEGMENT:
-        nb = min(-(-MIN_ITEMS // rows), n // MIN_SEGMENT)
-        tb = -(-(-(-n // nb)) // 64) * 64
-    nb = -(-n // tb)
-    head = [nd, nops, n, tb, nb, tiled, rows, rows * nb]
+    n, r2, outer = shape[-1], shape[-2], math.prod(shape[:-2])
+    if tiled:
+        tb, m = min(TILE, n), r2
+    else:
+        tb, m = n, min(r2, max(1, -(-SLAB // n)))
+
+    def items():
+        return outer * -(-r2 // m) * -(-n // tb)
+    while items() < MIN_ITEMS and (m > 1 or tb >= 2 * MIN_SEGMENT):
+        if m > 1:
+            m = -(-m // 2)
+        else:
+            tb = -(-(-(-tb // 2)) // 64) * 64
+    nb, mb = -(-n // tb), -(-r2 // m)
+    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb]
     ext, same, align = [], [], []
     unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
     for k, s in enumerate(sets):
@@ -234,10 +245,12 @@ class NumbaBackend(HostArrays):
         spec = self.spec(op, tuple(x.dtype for x in inputs), out.dtype)
         if spec is None:
             return self._reference.execute(op, p, inputs, out)
-        arrays = [x if v is None else x.view(v) for x, v in zip((*inputs, out), spec.views)]
         addrs = []
-        for x in arrays:
-            addr, writable = K.address(x)
+        for x, v in zip((*inputs, out), spec.views):
+            if v is None:  # Numba takes the array: the quick way
+                addr, writable = K.address(x)
+            else:  # dtypes Numba has no type for (float16, bfloat16, strings, records)
+                addr, writable = x.__array_interface__["data"][0], x.flags.writeable
             addrs.append(addr)
         if not writable:
             raise ValueError("output array is read-only")
@@ -251,52 +264,54 @@ class NumbaBackend(HostArrays):
         if spec is None or spec.kind == "variadic" or any(v is not None for v in spec.views):
             return None
         meta = self.meta(p, spec)
-        parallel = p.size >= PARALLEL_MIN and numba.get_num_threads() > 1
-        drive = K.drive_parallel if parallel else K.drive
-        row, shape, size, empty = spec.row, p.out_shape, p.size, np.empty
+        shape, size, empty = p.out_shape, p.size, np.empty
+        row = spec.row
+        n_in = {"binary": 2, "where": 3, "move": 1}[spec.kind]
+        if _parallel(size):
+            launch = (K.launch1, K.launch2, K.launch3)[n_in - 1]
+            drive, threads = K.drive_parallel, numba.get_num_threads
 
-        if spec.kind == "binary":
-            launch = K.launch2
+            def runner(inputs, out):
+                if out is None:
+                    out = empty(shape, out_dtype)
+                *addrs, w = launch(*inputs, out)
+                if not w:
+                    return None
+                addrs += [0] * (4 - len(addrs))
+                return None if drive(row, *addrs, meta, 0, threads()) else out
+            return runner
+        driver, mp = K.driver_address(), meta.ctypes.data
+        if n_in == 2:
+            run2 = K.run2
 
             def runner(inputs, out):
                 if out is None:
                     out = empty(shape, out_dtype)
                 if size:
                     a, b = inputs
-                    pa, pb, po, w = launch(a, b, out)
-                    if not w or drive(row, pa, pb, po, 0, meta, 0):
-                        return None
-                return out
-        elif spec.kind == "where":
-            launch = K.launch3
-
-            def runner(inputs, out):
-                if out is None:
-                    out = empty(shape, out_dtype)
-                if size:
-                    c, x, y = inputs
-                    pc, px, py, po, w = launch(c, x, y, out)
-                    if not w or drive(row, pc, px, py, po, meta, 0):
+                    if run2(a, b, out, row, driver, mp):
                         return None
                 return out
         else:
-            launch = K.launch1
+            run = K.run1 if n_in == 1 else K.run3
 
             def runner(inputs, out):
                 if out is None:
                     out = empty(shape, out_dtype)
-                if size:
-                    px, po, w = launch(inputs[0], out)
-                    if not w or drive(row, px, po, 0, 0, meta, 0):
-                        return None
+                if size and run(*inputs, out, row, driver, mp):
+                    return None
                 return out
         return runner
+
+
+def _parallel(size) -> bool:
+    return size >= PARALLEL_MIN and numba.get_num_threads() > 1
 
 
 def run(spec: Spec, meta, addrs, size):
     """Run ``spec``'s row function over the operands at ``addrs`` (inputs, then the output),
     staging misaligned or overlapping operands through aligned copies of the bytes they touch."""
-    parallel = size >= PARALLEL_MIN and numba.get_num_threads() > 1
+    parallel = _parallel(size)
     st = _drive(spec, meta, addrs, parallel)
     if not st:
         return
@@ -322,11 +337,14 @@ def run(spec: Spec, meta, addrs, size):
 
 def _drive(spec, meta, addrs, parallel):
     if spec.kind == "variadic":
-        drive = K.drive_n_parallel if parallel else K.drive_n
-        return drive(spec.row, np.array(addrs, dtype=np.int64), meta, spec.scratch)
-    drive = K.drive_parallel if parallel else K.drive
+        ptrs = np.array(addrs, dtype=np.int64)
+        if parallel:
+            return K.drive_n_parallel(spec.row, ptrs, meta, spec.scratch, numba.get_num_threads())
+        return K.drive_n(spec.row, ptrs, meta, spec.scratch)
     padded = list(addrs) + [0] * (4 - len(addrs))
-    return drive(spec.row, *padded, meta, spec.scratch)
+    if parallel:
+        return K.drive_parallel(spec.row, *padded, meta, spec.scratch, numba.get_num_threads())
+    return K.drive(spec.row, *padded, meta, spec.scratch)
 
 
 def _unit_sizes(meta):
