@@ -360,6 +360,12 @@ def _cmul(a, b):
 
 
 @register_jitable
+def _cmul_plain(a, b):
+    """Complex multiply without FMA, as NumPy's npy_cpow computes integer powers."""
+    return cpack(a, a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
+
+
+@register_jitable
 def _cdiv(a, b):
     """Complex division by NumPy's Smith algorithm (loops_arithm_fp)."""
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
@@ -633,20 +639,20 @@ def _complex_power(a, b):
             if n == 1:
                 return a
             if n == 2:
-                return _cmul(a, a)
+                return _cmul_plain(a, a)
             if n == 3:
-                return _cmul(a, _cmul(a, a))
+                return _cmul_plain(a, _cmul_plain(a, a))
             m = -n if n < 0 else n
             aa = one
             p = a
             mask = 1
             while True:
                 if m & mask:
-                    aa = _cmul(aa, p)
+                    aa = _cmul_plain(aa, p)
                 mask <<= 1
                 if m < mask:
                     break
-                p = _cmul(p, p)
+                p = _cmul_plain(p, p)
             if b.real < 0:
                 return _cdiv(one, aa)
             return aa
