@@ -257,3 +257,25 @@ def test_output_over_2_to_31_elements():
     flat = out.reshape(-1)
     np.testing.assert_array_equal(flat[idx], (a[idx // cols, 0] + b[0, idx % cols]).astype(np.int8))
     del out, flat
+
+
+@pytest.mark.parametrize("name", ["add", "where", "sum", "copy"])
+def test_non_temporal_stores(monkeypatch, name):
+    """The streaming-store path (normally only for outputs larger than the cache), forced on for
+    small outputs: every alignment of the output rows, broadcast and strided inputs."""
+    from gpubcast.backends import numba_cpu
+    monkeypatch.setattr(numba_cpu, "NON_TEMPORAL_MIN", 0)
+    monkeypatch.setattr(gb.backends, "_instances", {})  # a fresh backend: no cached metas
+    op = ops.get(name)
+    rng = np.random.default_rng(13)
+    for start in range(0, 9):  # output rows starting at every alignment
+        buf = np.zeros(start + 5 * 700 + 64, np.float32)
+        out = buf[start:start + 5 * 700].reshape(5, 700)
+        a = rng.random((5, 700), dtype=np.float32)
+        inputs = {"binary": [a, a[:1]], "ternary": [a > 0.5, a, a[:, :1]], "variadic": [a, a[:1], a[::-1]],
+                  "move": [a[:, ::-1]]}[op.kind]
+        kw = {"shape": (5, 700)} if op.kind == "move" else {}
+        apply(op, inputs, out=out, **NUMBA, **kw)
+        want = run_both(op, inputs, **kw)[1]
+        assert not mismatch(out, want), (start, mismatch(out, want))
+        assert not buf[:start].any() and not buf[start + 5 * 700:].any()

@@ -38,6 +38,21 @@ MIN_ITEMS = 16
 #: narrowest slab a long row is split into
 MIN_SEGMENT = 4096
 
+
+def _last_level_cache() -> int:
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index3/size") as f:
+            text = f.read().strip().upper()
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
+        return int(text.rstrip("KMG")) * scale
+    except (OSError, ValueError):
+        return 32 << 20
+
+
+#: outputs of at least this many bytes cannot stay in cache (with their inputs): they are
+#: written with non-temporal stores
+NON_TEMPORAL_MIN = max(4 << 20, _last_level_cache() // 2)
+
 _MOVE_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
 
 
@@ -92,9 +107,6 @@ class Spec:
     def itemsizes(self):
         return tuple(np.dtype(t).itemsize for t in self.raws)
 
-    @property
-    def scratch(self) -> int:
-        return K.SCRATCH if self.kind == "variadic" else 0
 
 
 def _view(dt, raw):
@@ -187,7 +199,8 @@ def iteration_meta(p, spec: Spec) -> np.ndarray:
         else:
             tb = -(-(-(-tb // 2)) // 64) * 64
     nb, mb = -(-n // tb), -(-r2 // m)
-    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb]
+    flags = K.NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
+    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0]
     ext, same, align = [], [], []
     unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
     for k, s in enumerate(sets):
@@ -278,9 +291,11 @@ class NumbaBackend(HostArrays):
                 if not w:
                     return None
                 addrs += [0] * (4 - len(addrs))
-                return None if drive(row, *addrs, meta, 0, threads()) else out
+                return None if drive(row, *addrs, meta, threads()) else out
             return runner
-        driver, mp = K.driver_address(), meta.ctypes.data
+        meta = meta.copy()  # this runner's: with the addresses of its row function and driver
+        meta[K.H_ROW], meta[K.H_DRIVER] = row, K.driver_address()
+        mp = meta.ctypes.data
         if n_in == 2:
             run2 = K.run2
 
@@ -289,7 +304,7 @@ class NumbaBackend(HostArrays):
                     out = empty(shape, out_dtype)
                 if size:
                     a, b = inputs
-                    if run2(a, b, out, row, driver, mp):
+                    if run2(a, b, out, mp):
                         return None
                 return out
         else:
@@ -298,9 +313,10 @@ class NumbaBackend(HostArrays):
             def runner(inputs, out):
                 if out is None:
                     out = empty(shape, out_dtype)
-                if size and run(*inputs, out, row, driver, mp):
+                if size and run(*inputs, out, mp):
                     return None
                 return out
+        runner.meta = meta  # keeps the array at ``mp`` alive as long as the runner
         return runner
 
 
@@ -339,12 +355,12 @@ def _drive(spec, meta, addrs, parallel):
     if spec.kind == "variadic":
         ptrs = np.array(addrs, dtype=np.int64)
         if parallel:
-            return K.drive_n_parallel(spec.row, ptrs, meta, spec.scratch, numba.get_num_threads())
-        return K.drive_n(spec.row, ptrs, meta, spec.scratch)
+            return K.drive_n_parallel(spec.row, ptrs, meta, numba.get_num_threads())
+        return K.drive_n(spec.row, ptrs, meta)
     padded = list(addrs) + [0] * (4 - len(addrs))
     if parallel:
-        return K.drive_parallel(spec.row, *padded, meta, spec.scratch, numba.get_num_threads())
-    return K.drive(spec.row, *padded, meta, spec.scratch)
+        return K.drive_parallel(spec.row, *padded, meta, numba.get_num_threads())
+    return K.drive(spec.row, *padded, meta)
 
 
 def _unit_sizes(meta):

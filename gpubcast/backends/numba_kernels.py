@@ -12,19 +12,22 @@ ops) walks the work items of a plan and calls the row function through its addre
 drivers run one chunk of items per thread under ``prange``.  Splitting the two keeps compile time
 per (op, dtype) small: only the row function is specialised.
 
-Row function contract: ``row(ptrs, offs, strides, nops, n, m, scratch)``, all int64; ``ptrs`` and
-``offs`` are addresses of int64 arrays holding, per operand (inputs, then the output), its data
-address and the element offset of the slab's first element; ``strides`` holds ``2 * nops`` element
-strides: along the row (inner dim) for every operand, then from one row to the next; ``scratch``
-is the address of ``SCRATCH`` bytes.
+Row function contract: ``row(ptrs, offs, strides, nops, n, m, scratch, flags)``, all int64;
+``ptrs`` and ``offs`` are addresses of int64 arrays holding, per operand (inputs, then the output),
+its data address and the element offset of the slab's first element; ``strides`` holds ``2 * nops``
+element strides: along the row (inner dim) for every operand, then from one row to the next;
+``scratch`` is the address of ``SCRATCH`` bytes (16-byte aligned); ``flags`` may hold
+``NON_TEMPORAL``: a contiguous output row is then computed in ``scratch`` blocks and streamed out
+with non-temporal stores (no read-for-ownership of output lines that will not stay in cache).
 
 Driver contract: operands are data addresses plus ``meta``, an int64 array built by
 ``numba_cpu.iteration_meta`` from a plan:
 
-    meta[0:10] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
+    meta[0:13] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
                r2 (extent of dim nd-2), m (slab rows), mb (row blocks), outer (product of the
-               extents of dims 0..nd-3), items (outer * mb * nb)
-    meta[10:10+nd]                       extents in iteration order (the inner dim last)
+               extents of dims 0..nd-3), items (outer * mb * nb), row flags, and the addresses
+               of the row function and of the serial driver (for ``run1``..``run3``; else 0)
+    meta[13:13+nd]                       extents in iteration order (the inner dim last)
     then per operand k, nd strides       element strides of operand k (the output is the last)
     then per operand k: lo_k, hi_k       element offset range it touches (for overlap checks)
     then per operand k: same_k           1 if it walks memory exactly like the output
@@ -44,14 +47,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 
 import numpy as np
 from llvmlite import ir
 from numba import cfunc, njit, prange, types
 from numba.extending import intrinsic, overload, register_jitable
 
-HEADER = 10
-H_ND, H_NOPS, H_N, H_TB, H_NB, H_R2, H_M, H_MB, H_OUTER, H_ITEMS = range(HEADER)
+HEADER = 13
+H_ND, H_NOPS, H_N, H_TB, H_NB, H_R2, H_M, H_MB, H_OUTER, H_ITEMS, H_FLAGS, H_ROW, H_DRIVER = range(HEADER)
 
 #: options of every compiled function
 JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -59,8 +63,14 @@ JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 #: elements per accumulator segment of the variadic rows; SCRATCH bytes hold ACC of any raw type
 ACC = 1024
 SCRATCH = ACC * 16
+SCRATCH_SLOTS = SCRATCH // 8
 
-ROW_SIGNATURE = types.void(*(types.int64,) * 7)
+ROW_SIGNATURE = types.void(*(types.int64,) * 8)
+
+#: row flag: write the output with non-temporal (streaming) stores, through ``scratch``
+NON_TEMPORAL = 1
+#: rows shorter than this many bytes are written with plain stores even under NON_TEMPORAL
+NT_ROW_BYTES = 1024
 
 
 def _source_hash() -> str:
@@ -109,19 +119,70 @@ def store(typingctx, addr, idx, val, cls):
 
 
 @intrinsic
-def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch):
+def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch, flags):
     """Call the row function at address ``fn``."""
-    sig = types.void(fn, ptrs, offs, strides, nops, n, m, scratch)
+    sig = types.void(fn, ptrs, offs, strides, nops, n, m, scratch, flags)
 
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
-        fnty = ir.FunctionType(ir.VoidType(), [i64] * 7)
+        fnty = ir.FunctionType(ir.VoidType(), [i64] * 8)
         builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
         return context.get_dummy_value()
     return sig, codegen
 
 
 I64 = np.int64
+U8 = np.uint8
+
+
+@intrinsic
+def nt_store32(typingctx, dst, src):
+    """Copy 32 bytes from ``src`` (any alignment) to ``dst`` (32-byte aligned) with a
+    non-temporal store."""
+    def codegen(context, builder, sig, args):
+        vt = ir.VectorType(ir.IntType(32), 8)
+        s_ptr = builder.inttoptr(args[1], vt.as_pointer())
+        d_ptr = builder.inttoptr(args[0], vt.as_pointer())
+        v = builder.load(s_ptr, align=1)
+        st = builder.store(v, d_ptr, align=32)
+        st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+    return types.void(dst, src), codegen
+
+
+_X86 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+@intrinsic
+def store_fence(typingctx):
+    """Order earlier non-temporal stores before later stores (x86 ``sfence``; a sequentially
+    consistent fence elsewhere)."""
+    def codegen(context, builder, sig, args):
+        if _X86:
+            builder.call(builder.module.declare_intrinsic(
+                "llvm.x86.sse.sfence", fnty=ir.FunctionType(ir.VoidType(), [])), [])
+        else:
+            builder.fence("seq_cst")
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@register_jitable
+def nt_copy(dst, src, nbytes):
+    """Copy ``nbytes`` from ``src`` to ``dst``, streaming the whole 64-byte cache lines past the
+    caches (non-temporal stores) and the partial lines at the ends with plain stores, so that no
+    line is written both ways.  The caller issues ``store_fence`` before the data is read by
+    others (the drivers do, per chunk)."""
+    head = min(nbytes, (64 - dst % 64) % 64)
+    for i in range(head):
+        store(dst, i, load(src, i, U8), U8)
+    i = head
+    while i + 64 <= nbytes:
+        nt_store32(dst + i, src + i)
+        nt_store32(dst + i + 32, src + i + 32)
+        i += 64
+    for k in range(i, nbytes):
+        store(dst, k, load(src, k, U8), U8)
 
 
 @intrinsic
@@ -140,13 +201,13 @@ def stack_i64(typingctx, n):
 
 
 @intrinsic
-def call_driver(typingctx, fn, row, p0, p1, p2, p3, meta, scratch):
-    """Call the serial driver at address ``fn`` (a C callable, see ``DRIVER``)."""
-    sig = types.int64(fn, row, p0, p1, p2, p3, meta, scratch)
+def call_driver(typingctx, fn, row, p0, p1, p2, p3, meta):
+    """Call the serial driver at address ``fn`` (see ``driver_address``)."""
+    sig = types.int64(fn, row, p0, p1, p2, p3, meta)
 
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
-        fnty = ir.FunctionType(i64, [i64] * 7)
+        fnty = ir.FunctionType(i64, [i64] * 6)
         return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
     return sig, codegen
 
@@ -187,26 +248,28 @@ def launch3(a, b, c, o):
 
 
 @njit(**JIT)
-def run1(a, o, row, driver, meta):
-    """Serial run of one input through the driver at address ``driver``: the driver's status, or
-    ST_READONLY for a read-only output."""
+def run1(a, o, mp):
+    """Serial run of one input, by the driver and row function whose addresses ``meta`` (at
+    address ``mp``) holds: the driver's status, or ST_READONLY for a read-only output."""
     if not _writable(o):
         return ST_READONLY
-    return call_driver(driver, row, a.ctypes.data, o.ctypes.data, 0, 0, meta, 0)
+    return call_driver(load(mp, H_DRIVER, I64), load(mp, H_ROW, I64), a.ctypes.data, o.ctypes.data, 0, 0, mp)
 
 
 @njit(**JIT)
-def run2(a, b, o, row, driver, meta):
+def run2(a, b, o, mp):
     if not _writable(o):
         return ST_READONLY
-    return call_driver(driver, row, a.ctypes.data, b.ctypes.data, o.ctypes.data, 0, meta, 0)
+    return call_driver(load(mp, H_DRIVER, I64), load(mp, H_ROW, I64), a.ctypes.data, b.ctypes.data,
+                       o.ctypes.data, 0, mp)
 
 
 @njit(**JIT)
-def run3(a, b, c, o, row, driver, meta):
+def run3(a, b, c, o, mp):
     if not _writable(o):
         return ST_READONLY
-    return call_driver(driver, row, a.ctypes.data, b.ctypes.data, c.ctypes.data, o.ctypes.data, meta, 0)
+    return call_driver(load(mp, H_DRIVER, I64), load(mp, H_ROW, I64), a.ctypes.data, b.ctypes.data,
+                       c.ctypes.data, o.ctypes.data, mp)
 
 
 # --- drivers (``meta`` and work areas passed by address) ---------------------------------------------
@@ -258,7 +321,7 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
     if q0 >= q1:
         return
     nd, nops, n, tb, nb = _m(mp, H_ND), _m(mp, H_NOPS), _m(mp, H_N), _m(mp, H_TB), _m(mp, H_NB)
-    r2, m, mb = _m(mp, H_R2), _m(mp, H_M), _m(mp, H_MB)
+    r2, m, mb, flags = _m(mp, H_R2), _m(mp, H_M), _m(mp, H_MB), _m(mp, H_FLAGS)
     offs, strides, off, idx = work, work + 8 * nops, work + 24 * nops, work + 32 * nops
     for k in range(nops):
         store(strides, k, _stride(mp, k, nd - 1), I64)
@@ -279,7 +342,7 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
         for k in range(nops):
             o = load(off, k, I64) + j0 * load(strides, k, I64) + i0 * load(strides, nops + k, I64)
             store(offs, k, o, I64)
-        call_row(row, pp, offs, strides, nops, min(tb, n - j0), min(m, r2 - i0), scratch)
+        call_row(row, pp, offs, strides, nops, min(tb, n - j0), min(m, r2 - i0), scratch, flags)
         blk += 1
         if blk == nb:
             blk = 0
@@ -299,10 +362,12 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
                         store(off, k, load(off, k, I64) - ext * _stride(mp, k, d), I64)
                     store(idx, d, 0, I64)
                     d -= 1
+    if flags & NON_TEMPORAL:
+        store_fence()
 
 
 @register_jitable
-def _serial(row, p0, p1, p2, p3, mp, scratch):
+def _serial(row, p0, p1, p2, p3, mp):
     """Serial driver over up to four operands (inputs, then the output; unused addresses 0)."""
     pp = stack_i64(4)
     store(pp, 0, p0, I64)
@@ -312,34 +377,33 @@ def _serial(row, p0, p1, p2, p3, mp, scratch):
     st = check(mp, pp)
     if st:
         return st
-    _run_chunk(row, 0, 1, pp, mp, stack_i64(WORK_SLOTS), scratch)
+    _run_chunk(row, 0, 1, pp, mp, stack_i64(WORK_SLOTS), stack_i64(SCRATCH_SLOTS))
     return 0
 
 
-def _serial_driver(row, p0, p1, p2, p3, mp, scratch):
-    return _serial(row, p0, p1, p2, p3, mp, scratch)
+def _serial_driver(row, p0, p1, p2, p3, mp):
+    return _serial(row, p0, p1, p2, p3, mp)
 
 
 _DRIVER = []
 
 
 def driver_address() -> int:
-    """Address of the serial driver as a C callable ``int64(row, p0, p1, p2, p3, meta address,
-    scratch address)`` (compiled on first use), for ``run1``/``run2``/``run3``."""
+    """Address of the serial driver as a C callable ``int64(row, p0, p1, p2, p3, meta address)``
+    (compiled on first use), for ``run1``/``run2``/``run3``."""
     if not _DRIVER:
-        _DRIVER.append(cfunc(types.int64(*(types.int64,) * 7), **JIT)(_serial_driver))
+        _DRIVER.append(cfunc(types.int64(*(types.int64,) * 6), **JIT)(_serial_driver))
     return _DRIVER[0].address
 
 
 @njit(**JIT)
-def drive(row, p0, p1, p2, p3, meta, scratch_bytes):
-    """The serial driver, from Python."""
-    scratch = np.empty(scratch_bytes, np.uint8)
-    return _serial(row, p0, p1, p2, p3, meta.ctypes.data, scratch.ctypes.data)
+def drive(row, p0, p1, p2, p3, meta):
+    """The serial driver, from Python: 0, or the status of rejected operands."""
+    return _serial(row, p0, p1, p2, p3, meta.ctypes.data)
 
 
 @njit(parallel=True, **JIT)
-def drive_parallel(row, p0, p1, p2, p3, meta, scratch_bytes, threads):
+def drive_parallel(row, p0, p1, p2, p3, meta, threads):
     """The serial driver's work split in ``threads`` chunks, one per thread."""
     pp = stack_i64(4)
     store(pp, 0, p0, I64)
@@ -352,26 +416,24 @@ def drive_parallel(row, p0, p1, p2, p3, meta, scratch_bytes, threads):
         return st
     nchunks = max(1, min(meta[H_ITEMS], threads))
     for c in prange(nchunks):
-        scratch = np.empty(scratch_bytes, np.uint8)
-        _run_chunk(row, c, nchunks, pp, mp, stack_i64(WORK_SLOTS), scratch.ctypes.data)
+        _run_chunk(row, c, nchunks, pp, mp, stack_i64(WORK_SLOTS), stack_i64(SCRATCH_SLOTS))
     return 0
 
 
 @njit(**JIT)
-def drive_n(row, ptrs, meta, scratch_bytes):
+def drive_n(row, ptrs, meta):
     """Serial driver over ``ptrs`` (N input addresses, then the output's)."""
     mp, pp = meta.ctypes.data, ptrs.ctypes.data
     st = check(mp, pp)
     if st:
         return st
     work = np.empty(4 * meta[H_NOPS] + meta[H_ND], np.int64)
-    scratch = np.empty(scratch_bytes, np.uint8)
-    _run_chunk(row, 0, 1, pp, mp, work.ctypes.data, scratch.ctypes.data)
+    _run_chunk(row, 0, 1, pp, mp, work.ctypes.data, stack_i64(SCRATCH_SLOTS))
     return 0
 
 
 @njit(parallel=True, **JIT)
-def drive_n_parallel(row, ptrs, meta, scratch_bytes, threads):
+def drive_n_parallel(row, ptrs, meta, threads):
     """``drive_n`` split in ``threads`` chunks, one per thread."""
     mp, pp = meta.ctypes.data, ptrs.ctypes.data
     st = check(mp, pp)
@@ -380,8 +442,7 @@ def drive_n_parallel(row, ptrs, meta, scratch_bytes, threads):
     nchunks = max(1, min(meta[H_ITEMS], threads))
     for c in prange(nchunks):
         work = np.empty(4 * meta[H_NOPS] + meta[H_ND], np.int64)
-        scratch = np.empty(scratch_bytes, np.uint8)
-        _run_chunk(row, c, nchunks, pp, mp, work.ctypes.data, scratch.ctypes.data)
+        _run_chunk(row, c, nchunks, pp, mp, work.ctypes.data, stack_i64(SCRATCH_SLOTS))
     return 0
 
 
@@ -394,88 +455,115 @@ def _compile(fn):
 def binary_row(F, FY, C, TA, TB, TO):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
     the row) under codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
-    src = SOURCE_HASH
+    src, osz = SOURCE_HASH, np.dtype(TO).itemsize
 
-    def row(ptrs, offs, strides, nops, n, m, scratch):
+    def row(ptrs, offs, strides, nops, n, m, scratch, flags):
         src  # noqa: B018  (a closure variable: part of the cache key)
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
+        nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
+        bw = ACC if nt else n
+        ts = 1 if nt else so
         for i in range(m):
             oa, ob, oo = load(offs, 0, I64) + i * ra, load(offs, 1, I64) + i * rb, load(offs, 2, I64) + i * ro
-            if sb == 0:
-                y = load(pb, ob, TB)
-                if sa == 1 and so == 1:
-                    for k in range(n):
-                        store(po, oo + k, FY(C, load(pa, oa + k, TA), y), TO)
+            for j in range(0, n, bw):
+                w = min(bw, n - j)
+                xa, xb = oa + j * sa, ob + j * sb
+                tp, to = (scratch, 0) if nt else (po, oo + j * so)
+                if sb == 0:
+                    y = load(pb, xb, TB)
+                    if sa == 1 and ts == 1:
+                        for k in range(w):
+                            store(tp, to + k, FY(C, load(pa, xa + k, TA), y), TO)
+                    else:
+                        for k in range(w):
+                            store(tp, to + k * ts, FY(C, load(pa, xa + k * sa, TA), y), TO)
+                elif sa == 1 and sb == 1 and ts == 1:
+                    for k in range(w):
+                        store(tp, to + k, F(C, load(pa, xa + k, TA), load(pb, xb + k, TB)), TO)
+                elif sa == 0 and sb == 1 and ts == 1:
+                    x = load(pa, xa, TA)
+                    for k in range(w):
+                        store(tp, to + k, F(C, x, load(pb, xb + k, TB)), TO)
                 else:
-                    for k in range(n):
-                        store(po, oo + k * so, FY(C, load(pa, oa + k * sa, TA), y), TO)
-            elif sa == 1 and sb == 1 and so == 1:
-                for k in range(n):
-                    store(po, oo + k, F(C, load(pa, oa + k, TA), load(pb, ob + k, TB)), TO)
-            elif sa == 0 and sb == 1 and so == 1:
-                x = load(pa, oa, TA)
-                for k in range(n):
-                    store(po, oo + k, F(C, x, load(pb, ob + k, TB)), TO)
-            else:
-                for k in range(n):
-                    store(po, oo + k * so, F(C, load(pa, oa + k * sa, TA), load(pb, ob + k * sb, TB)), TO)
+                    for k in range(w):
+                        store(tp, to + k * ts, F(C, load(pa, xa + k * sa, TA), load(pb, xb + k * sb, TB)), TO)
+                if nt:
+                    nt_copy(po + (oo + j) * osz, scratch, w * osz)
     return _compile(row)
 
 
 def where_row(TC, TV):
     """Row function of ``where``: condition raw type ``TC`` (nonzero is true), values moved as raw
     type ``TV`` (an unsigned int or complex128 of the item size)."""
-    src = SOURCE_HASH
+    src, osz = SOURCE_HASH, np.dtype(TV).itemsize
 
-    def row(ptrs, offs, strides, nops, n, m, scratch):
+    def row(ptrs, offs, strides, nops, n, m, scratch, flags):
         src  # noqa: B018
         pc, px, py, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64), load(ptrs, 3, I64)
         sc, sx = load(strides, 0, I64), load(strides, 1, I64)
         sy, so = load(strides, 2, I64), load(strides, 3, I64)
         rc, rx = load(strides, 4, I64), load(strides, 5, I64)
         ry, ro = load(strides, 6, I64), load(strides, 7, I64)
+        nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
+        bw = ACC if nt else n
+        ts = 1 if nt else so
         for i in range(m):
             oc, ox = load(offs, 0, I64) + i * rc, load(offs, 1, I64) + i * rx
             oy, oo = load(offs, 2, I64) + i * ry, load(offs, 3, I64) + i * ro
-            if so == 1 and sc == 1 and sx == 1 and sy == 1:
-                for k in range(n):
-                    x, y = load(px, ox + k, TV), load(py, oy + k, TV)
-                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
-            elif so == 1 and sc == 1 and sx == 1 and sy == 0:
-                y = load(py, oy, TV)
-                for k in range(n):
-                    x = load(px, ox + k, TV)
-                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
-            elif so == 1 and sc == 1 and sx == 0 and sy == 1:
-                x = load(px, ox, TV)
-                for k in range(n):
-                    y = load(py, oy + k, TV)
-                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
-            elif so == 1 and sc == 1 and sx == 0 and sy == 0:
-                x, y = load(px, ox, TV), load(py, oy, TV)
-                for k in range(n):
-                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
-            else:
-                for k in range(n):
-                    x, y = load(px, ox + k * sx, TV), load(py, oy + k * sy, TV)
-                    store(po, oo + k * so, x if load(pc, oc + k * sc, TC) != 0 else y, TV)
+            for j in range(0, n, bw):
+                w = min(bw, n - j)
+                xc, xx, xy = oc + j * sc, ox + j * sx, oy + j * sy
+                tp, to = (scratch, 0) if nt else (po, oo + j * so)
+                if ts == 1 and sc == 1 and sx == 1 and sy == 1:
+                    for k in range(w):
+                        x, y = load(px, xx + k, TV), load(py, xy + k, TV)
+                        store(tp, to + k, x if load(pc, xc + k, TC) != 0 else y, TV)
+                elif ts == 1 and sc == 1 and sx == 1 and sy == 0:
+                    y = load(py, xy, TV)
+                    for k in range(w):
+                        x = load(px, xx + k, TV)
+                        store(tp, to + k, x if load(pc, xc + k, TC) != 0 else y, TV)
+                elif ts == 1 and sc == 1 and sx == 0 and sy == 1:
+                    x = load(px, xx, TV)
+                    for k in range(w):
+                        y = load(py, xy + k, TV)
+                        store(tp, to + k, x if load(pc, xc + k, TC) != 0 else y, TV)
+                elif ts == 1 and sc == 1 and sx == 0 and sy == 0:
+                    x, y = load(px, xx, TV), load(py, xy, TV)
+                    for k in range(w):
+                        store(tp, to + k, x if load(pc, xc + k, TC) != 0 else y, TV)
+                else:
+                    for k in range(w):
+                        x, y = load(px, xx + k * sx, TV), load(py, xy + k * sy, TV)
+                        store(tp, to + k * ts, x if load(pc, xc + k * sc, TC) != 0 else y, TV)
+                if nt:
+                    nt_copy(po + (oo + j) * osz, scratch, w * osz)
     return _compile(row)
 
 
 def move_row(T):
     """Row function copying raw elements of type ``T``."""
-    src = SOURCE_HASH
+    src, osz = SOURCE_HASH, np.dtype(T).itemsize
 
-    def row(ptrs, offs, strides, nops, n, m, scratch):
+    def row(ptrs, offs, strides, nops, n, m, scratch, flags):
         src  # noqa: B018
         px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
         sx, so = load(strides, 0, I64), load(strides, 1, I64)
         rx, ro = load(strides, 2, I64), load(strides, 3, I64)
+        nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
         for i in range(m):
             ox, oo = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ro
-            if so == 1 and sx == 1:
+            if nt and sx == 1:
+                nt_copy(po + oo * osz, px + ox * osz, n * osz)
+            elif nt:
+                for j in range(0, n, ACC):
+                    w = min(ACC, n - j)
+                    for k in range(w):
+                        store(scratch, k, load(px, ox + (j + k) * sx, T), T)
+                    nt_copy(po + (oo + j) * osz, scratch, w * osz)
+            elif so == 1 and sx == 1:
                 for k in range(n):
                     store(po, oo + k, load(px, ox + k, T), T)
             elif so == 1 and sx == 0:
@@ -491,13 +579,14 @@ def move_row(T):
 def variadic_row(STEP, FIN, C, T):
     """Row function folding N inputs of raw type ``T`` with ``STEP`` into an accumulator (in
     ``scratch``), ``FIN(acc, N)`` stored to the output: one pass over the output."""
-    src = SOURCE_HASH
+    src, osz = SOURCE_HASH, np.dtype(T).itemsize
 
-    def row(ptrs, offs, strides, nops, n, m, scratch):
+    def row(ptrs, offs, strides, nops, n, m, scratch, flags):
         src  # noqa: B018
         count = nops - 1
         p0, s0, r0 = load(ptrs, 0, I64), load(strides, 0, I64), load(strides, nops, I64)
         po, so, ro = load(ptrs, count, I64), load(strides, count, I64), load(strides, nops + count, I64)
+        nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
         for i in range(m):
             for j in range(0, n, ACC):
                 w = min(ACC, n - j)
@@ -518,7 +607,11 @@ def variadic_row(STEP, FIN, C, T):
                         for k in range(w):
                             store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k * sa, T)), T)
                 oo = load(offs, count, I64) + i * ro + j * so
-                if so == 1:
+                if nt:
+                    for k in range(w):
+                        store(scratch, k, FIN(C, load(scratch, k, T), count), T)
+                    nt_copy(po + oo * osz, scratch, w * osz)
+                elif so == 1:
                     for k in range(w):
                         store(po, oo + k, FIN(C, load(scratch, k, T), count), T)
                 else:
