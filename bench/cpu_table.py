@@ -1,9 +1,11 @@
 """CPU benchmark table: gpubcast (Numba backend) vs NumPy vs onnxruntime on broadcast patterns.
 
-float32, preallocated outputs, median of interleaved repeats (the implementations take turns, so
-load from other processes hits them alike).  onnxruntime runs a one-node ``Add`` model (``Transpose``
-then ``Add`` for the transposed case: it has no strided inputs) with ``intra_op_num_threads`` equal
-to Numba's thread count, inputs and the preallocated output bound with io_binding.
+float32, preallocated outputs, median of interleaved repeats: the implementations take turns (in a
+rotating order, with a pause before each timed call so that no thread pool still spins from the
+previous call), so load from other processes hits them alike.  onnxruntime runs a one-node ``Add``
+model (``Transpose`` then ``Add`` for the transposed case: it has no strided inputs) with
+``intra_op_num_threads`` equal to Numba's thread count and spinning off, inputs and the
+preallocated output bound with io_binding.
 
     python bench/cpu_table.py [--repeats N] [--calls N] [--json PATH]
 """
@@ -52,6 +54,7 @@ def _ort_runner(a_shape, b_shape, out, transposed, threads):
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
     def bind(a, b):
@@ -63,15 +66,18 @@ def _ort_runner(a_shape, b_shape, out, transposed, threads):
     return sess, bind
 
 
-def _median_times(fns, repeats):
-    """Median seconds of each callable, calls interleaved round-robin after one warm-up each."""
+def _median_times(fns, repeats, pause=0.02):
+    """Median seconds of each callable: one warm-up each, then calls interleaved in a rotating
+    order, each after a pause."""
     for f in fns.values():
         f()
+    names = list(fns)
     times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, f in fns.items():
+    for r in range(repeats):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            time.sleep(pause)
             t = time.perf_counter()
-            f()
+            fns[k]()
             times[k].append(time.perf_counter() - t)
     return {k: statistics.median(v) for k, v in times.items()}
 
@@ -113,7 +119,7 @@ def bench_per_call(calls):
             for _ in range(calls):
                 f()
         return run
-    t = _median_times({k: batch(f) for k, f in fns.items()}, 15)
+    t = _median_times({k: batch(f) for k, f in fns.items()}, 15, pause=0.0)
     return {k: v / calls * 1e6 for k, v in t.items()}
 
 

@@ -31,7 +31,14 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
     movement op (``copy``), planned as the last operand (the first for PDPD).
     """
     runner = None
-    key = _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target, shape)
+    if len(inputs) == 2 and type(inputs[0]) is _ndarray and type(inputs[1]) is _ndarray and (
+            out is None or type(out) is _ndarray):  # the hot path's key, inline (see _fast_key)
+        a, b = inputs
+        key = (op.name, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides,
+               None if out is None else (out.dtype, out.shape, out.strides), rule, axis,
+               backend or backends.DEFAULT_CPU, axes_mapping, dtype, target, shape)
+    else:
+        key = _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target, shape)
     if key is not None:
         try:
             runner = _FAST.get(key)

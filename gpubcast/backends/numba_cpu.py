@@ -30,7 +30,7 @@ from .reference import HostArrays, NumpyBackend
 #: outputs with at least this many elements run on every thread
 PARALLEL_MIN = 1 << 15
 #: slab columns when an input is transposed (its rows run down the slab)
-TILE = 128
+TILE = 64
 #: elements a slab of short rows gathers (rows of the second-innermost dim)
 SLAB = 2048
 #: slabs are split until there are this many work items (for the threads)
@@ -292,6 +292,7 @@ class NumbaBackend(HostArrays):
                     return None
                 addrs += [0] * (4 - len(addrs))
                 return None if drive(row, *addrs, meta, threads()) else out
+            runner.keep = (meta, spec)
             return runner
         meta = meta.copy()  # this runner's: with the addresses of its row function and driver
         meta[K.H_ROW], meta[K.H_DRIVER] = row, K.driver_address()
@@ -316,7 +317,7 @@ class NumbaBackend(HostArrays):
                 if size and run(*inputs, out, mp):
                     return None
                 return out
-        runner.meta = meta  # keeps the array at ``mp`` alive as long as the runner
+        runner.keep = (meta, spec)  # the arrays and compiled code at the addresses the runner uses
         return runner
 
 

@@ -62,7 +62,7 @@ JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 #: elements per accumulator segment of the variadic rows; SCRATCH bytes hold ACC of any raw type
 ACC = 1024
-SCRATCH = ACC * 16
+SCRATCH = ACC * 16 + 64  # + room to place a block at its destination's offset in a cache line
 SCRATCH_SLOTS = SCRATCH // 8
 
 ROW_SIGNATURE = types.void(*(types.int64,) * 8)
@@ -132,22 +132,24 @@ def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch, flags):
 
 
 I64 = np.int64
-U8 = np.uint8
+U8, U32, U64 = np.uint8, np.uint32, np.uint64
 
 
-@intrinsic
-def nt_store32(typingctx, dst, src):
-    """Copy 32 bytes from ``src`` (any alignment) to ``dst`` (32-byte aligned) with a
-    non-temporal store."""
-    def codegen(context, builder, sig, args):
-        vt = ir.VectorType(ir.IntType(32), 8)
-        s_ptr = builder.inttoptr(args[1], vt.as_pointer())
-        d_ptr = builder.inttoptr(args[0], vt.as_pointer())
-        v = builder.load(s_ptr, align=1)
-        st = builder.store(v, d_ptr, align=32)
-        st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
-        return context.get_dummy_value()
-    return types.void(dst, src), codegen
+def _nt_store32(src_align):
+    def impl(typingctx, dst, src):
+        def codegen(context, builder, sig, args):
+            vt = ir.VectorType(ir.IntType(32), 8)
+            v = builder.load(builder.inttoptr(args[1], vt.as_pointer()), align=src_align)
+            st = builder.store(v, builder.inttoptr(args[0], vt.as_pointer()), align=32)
+            st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+            return context.get_dummy_value()
+        return types.void(dst, src), codegen
+    return intrinsic(impl)
+
+
+#: copy 32 bytes from ``src`` to ``dst`` (32-byte aligned) with a non-temporal store; ``src``
+#: 32-byte aligned too / of any alignment
+nt_store32, nt_store32_unaligned = _nt_store32(32), _nt_store32(1)
 
 
 _X86 = platform.machine().lower() in ("x86_64", "amd64")
@@ -168,21 +170,51 @@ def store_fence(typingctx):
 
 
 @register_jitable
+def _copy_small(dst, src, nbytes):
+    """Copy fewer than 64 bytes with plain stores, in the widest units the alignment allows."""
+    i = 0
+    while i < nbytes:
+        a = dst + i
+        if a % 8 == 0 and (src + i) % 8 == 0 and i + 8 <= nbytes:
+            store(a, 0, load(src + i, 0, U64), U64)
+            i += 8
+        elif a % 4 == 0 and (src + i) % 4 == 0 and i + 4 <= nbytes:
+            store(a, 0, load(src + i, 0, U32), U32)
+            i += 4
+        else:
+            store(a, 0, load(src + i, 0, U8), U8)
+            i += 1
+
+
+@register_jitable
+def nt_first(dst, osz):
+    """Elements of a first block that ends on a 64-byte line of the output at ``dst`` (item size
+    ``osz``), so that the later blocks of ``ACC`` elements start on line boundaries."""
+    lead = ((64 - dst % 64) % 64 + osz - 1) // osz
+    per_line = max(1, 64 // osz)
+    return lead + max(0, (ACC - lead) // per_line) * per_line
+
+
+@register_jitable
 def nt_copy(dst, src, nbytes):
     """Copy ``nbytes`` from ``src`` to ``dst``, streaming the whole 64-byte cache lines past the
     caches (non-temporal stores) and the partial lines at the ends with plain stores, so that no
-    line is written both ways.  The caller issues ``store_fence`` before the data is read by
+    line is written both ways (fastest with ``src`` at ``dst``'s offset in a 32-byte block).  The caller issues ``store_fence`` before the data is read by
     others (the drivers do, per chunk)."""
     head = min(nbytes, (64 - dst % 64) % 64)
-    for i in range(head):
-        store(dst, i, load(src, i, U8), U8)
+    _copy_small(dst, src, head)
     i = head
-    while i + 64 <= nbytes:
-        nt_store32(dst + i, src + i)
-        nt_store32(dst + i + 32, src + i + 32)
-        i += 64
-    for k in range(i, nbytes):
-        store(dst, k, load(src, k, U8), U8)
+    if (src - dst) % 32 == 0:
+        while i + 64 <= nbytes:
+            nt_store32(dst + i, src + i)
+            nt_store32(dst + i + 32, src + i + 32)
+            i += 64
+    else:
+        while i + 64 <= nbytes:
+            nt_store32_unaligned(dst + i, src + i)
+            nt_store32_unaligned(dst + i + 32, src + i + 32)
+            i += 64
+    _copy_small(dst + i, src + i, nbytes - i)
 
 
 @intrinsic
@@ -196,6 +228,7 @@ def stack_i64(typingctx, n):
         i64 = ir.IntType(64)
         with builder.goto_entry_block():
             slot = builder.alloca(ir.ArrayType(i64, count))
+            slot.align = 64
         return builder.ptrtoint(slot, i64)
     return types.int64(n), codegen
 
@@ -467,10 +500,12 @@ def binary_row(F, FY, C, TA, TB, TO):
         ts = 1 if nt else so
         for i in range(m):
             oa, ob, oo = load(offs, 0, I64) + i * ra, load(offs, 1, I64) + i * rb, load(offs, 2, I64) + i * ro
-            for j in range(0, n, bw):
-                w = min(bw, n - j)
+            first = nt_first(po + oo * osz, osz) if nt else n
+            j = 0
+            while j < n:
+                w = min(n - j, bw if j else first)
                 xa, xb = oa + j * sa, ob + j * sb
-                tp, to = (scratch, 0) if nt else (po, oo + j * so)
+                tp, to = (scratch + (po + (oo + j) * osz) % 64, 0) if nt else (po, oo + j * so)
                 if sb == 0:
                     y = load(pb, xb, TB)
                     if sa == 1 and ts == 1:
@@ -490,7 +525,8 @@ def binary_row(F, FY, C, TA, TB, TO):
                     for k in range(w):
                         store(tp, to + k * ts, F(C, load(pa, xa + k * sa, TA), load(pb, xb + k * sb, TB)), TO)
                 if nt:
-                    nt_copy(po + (oo + j) * osz, scratch, w * osz)
+                    nt_copy(po + (oo + j) * osz, tp, w * osz)
+                j += w
     return _compile(row)
 
 
@@ -512,10 +548,12 @@ def where_row(TC, TV):
         for i in range(m):
             oc, ox = load(offs, 0, I64) + i * rc, load(offs, 1, I64) + i * rx
             oy, oo = load(offs, 2, I64) + i * ry, load(offs, 3, I64) + i * ro
-            for j in range(0, n, bw):
-                w = min(bw, n - j)
+            first = nt_first(po + oo * osz, osz) if nt else n
+            j = 0
+            while j < n:
+                w = min(n - j, bw if j else first)
                 xc, xx, xy = oc + j * sc, ox + j * sx, oy + j * sy
-                tp, to = (scratch, 0) if nt else (po, oo + j * so)
+                tp, to = (scratch + (po + (oo + j) * osz) % 64, 0) if nt else (po, oo + j * so)
                 if ts == 1 and sc == 1 and sx == 1 and sy == 1:
                     for k in range(w):
                         x, y = load(px, xx + k, TV), load(py, xy + k, TV)
@@ -539,7 +577,8 @@ def where_row(TC, TV):
                         x, y = load(px, xx + k * sx, TV), load(py, xy + k * sy, TV)
                         store(tp, to + k * ts, x if load(pc, xc + k * sc, TC) != 0 else y, TV)
                 if nt:
-                    nt_copy(po + (oo + j) * osz, scratch, w * osz)
+                    nt_copy(po + (oo + j) * osz, tp, w * osz)
+                j += w
     return _compile(row)
 
 
@@ -558,11 +597,14 @@ def move_row(T):
             if nt and sx == 1:
                 nt_copy(po + oo * osz, px + ox * osz, n * osz)
             elif nt:
-                for j in range(0, n, ACC):
-                    w = min(ACC, n - j)
+                first, j = nt_first(po + oo * osz, osz), 0
+                while j < n:
+                    w = min(n - j, ACC if j else first)
+                    tp = scratch + (po + (oo + j) * osz) % 64
                     for k in range(w):
-                        store(scratch, k, load(px, ox + (j + k) * sx, T), T)
-                    nt_copy(po + (oo + j) * osz, scratch, w * osz)
+                        store(tp, k, load(px, ox + (j + k) * sx, T), T)
+                    nt_copy(po + (oo + j) * osz, tp, w * osz)
+                    j += w
             elif so == 1 and sx == 1:
                 for k in range(n):
                     store(po, oo + k, load(px, ox + k, T), T)
@@ -588,33 +630,37 @@ def variadic_row(STEP, FIN, C, T):
         po, so, ro = load(ptrs, count, I64), load(strides, count, I64), load(strides, nops + count, I64)
         nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
         for i in range(m):
-            for j in range(0, n, ACC):
-                w = min(ACC, n - j)
+            first = nt_first(po + (load(offs, count, I64) + i * ro) * osz, osz) if nt else ACC
+            j = 0
+            while j < n:
+                w = min(n - j, ACC if j else first)
+                oo = load(offs, count, I64) + i * ro + j * so
+                acc = scratch + (po + oo * osz) % 64 if nt else scratch
                 o0 = load(offs, 0, I64) + i * r0 + j * s0
                 for k in range(w):
-                    store(scratch, k, load(p0, o0 + k * s0, T), T)
+                    store(acc, k, load(p0, o0 + k * s0, T), T)
                 for a in range(1, count):
                     pa, sa = load(ptrs, a, I64), load(strides, a, I64)
                     oa = load(offs, a, I64) + i * load(strides, nops + a, I64) + j * sa
                     if sa == 1:
                         for k in range(w):
-                            store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k, T)), T)
+                            store(acc, k, STEP(C, load(acc, k, T), load(pa, oa + k, T)), T)
                     elif sa == 0:
                         v = load(pa, oa, T)
                         for k in range(w):
-                            store(scratch, k, STEP(C, load(scratch, k, T), v), T)
+                            store(acc, k, STEP(C, load(acc, k, T), v), T)
                     else:
                         for k in range(w):
-                            store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k * sa, T)), T)
-                oo = load(offs, count, I64) + i * ro + j * so
+                            store(acc, k, STEP(C, load(acc, k, T), load(pa, oa + k * sa, T)), T)
                 if nt:
                     for k in range(w):
-                        store(scratch, k, FIN(C, load(scratch, k, T), count), T)
-                    nt_copy(po + oo * osz, scratch, w * osz)
+                        store(acc, k, FIN(C, load(acc, k, T), count), T)
+                    nt_copy(po + oo * osz, acc, w * osz)
                 elif so == 1:
                     for k in range(w):
-                        store(po, oo + k, FIN(C, load(scratch, k, T), count), T)
+                        store(po, oo + k, FIN(C, load(acc, k, T), count), T)
                 else:
                     for k in range(w):
-                        store(po, oo + k * so, FIN(C, load(scratch, k, T), count), T)
+                        store(po, oo + k * so, FIN(C, load(acc, k, T), count), T)
+                j += w
     return _compile(row)
