@@ -279,3 +279,10 @@ def test_non_temporal_stores(monkeypatch, name):
         want = run_both(op, inputs, **kw)[1]
         assert not mismatch(out, want), (start, mismatch(out, want))
         assert not buf[:start].any() and not buf[start + 5 * 700:].any()
+    # short rows whose outputs follow each other: streamed a block of rows at a time
+    a = rng.random((40, 30), dtype=np.float32)
+    inputs = {"binary": [a, a[:, :1]], "ternary": [a > 0.5, a, a[:, :1]], "variadic": [a, a[:, :1], a[:1]],
+              "move": [a[:, :1]]}[op.kind]
+    kw = {"shape": (40, 30)} if op.kind == "move" else {}
+    got, want = run_both(op, inputs, **kw)
+    assert not mismatch(got, want), mismatch(got, want)

@@ -193,7 +193,7 @@ def iteration_meta(p, spec: Spec) -> np.ndarray:
 
     def items():
         return outer * -(-r2 // m) * -(-n // tb)
-    while items() < MIN_ITEMS and (m > 1 or tb >= 2 * MIN_SEGMENT):
+    while p.size >= PARALLEL_MIN and items() < MIN_ITEMS and (m > 1 or tb >= 2 * MIN_SEGMENT):
         if m > 1:
             m = -(-m // 2)
         else:

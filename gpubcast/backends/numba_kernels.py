@@ -12,20 +12,22 @@ ops) walks the work items of a plan and calls the row function through its addre
 drivers run one chunk of items per thread under ``prange``.  Splitting the two keeps compile time
 per (op, dtype) small: only the row function is specialised.
 
-Row function contract: ``row(ptrs, offs, strides, nops, n, m, scratch, flags)``, all int64;
-``ptrs`` and ``offs`` are addresses of int64 arrays holding, per operand (inputs, then the output),
-its data address and the element offset of the slab's first element; ``strides`` holds ``2 * nops``
-element strides: along the row (inner dim) for every operand, then from one row to the next;
-``scratch`` is the address of ``SCRATCH`` bytes (16-byte aligned); ``flags`` may hold
-``NON_TEMPORAL``: a contiguous output row is then computed in ``scratch`` blocks and streamed out
-with non-temporal stores (no read-for-ownership of output lines that will not stay in cache).
+Row function contract: ``row(ptrs, offs, strides, nops, n, m, scratch)``, all int64; ``ptrs``
+and ``offs`` are addresses of int64 arrays holding, per operand (inputs, then the output), its data
+address and the element offset of the slab's first element; ``strides`` holds ``2 * nops`` element
+strides: along the row (inner dim) for every operand, then from one row to the next; ``scratch`` is
+the address of ``ACC * 16`` bytes (64-byte aligned).
+
+Streaming: with ``NON_TEMPORAL`` in meta's flags, the drivers have contiguous output rows computed
+into a scratch block (the row function sees the block as its output) and copied out with
+non-temporal stores: no read-for-ownership of output lines that will not stay in cache.
 
 Driver contract: operands are data addresses plus ``meta``, an int64 array built by
 ``numba_cpu.iteration_meta`` from a plan:
 
     meta[0:13] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
                r2 (extent of dim nd-2), m (slab rows), mb (row blocks), outer (product of the
-               extents of dims 0..nd-3), items (outer * mb * nb), row flags, and the addresses
+               extents of dims 0..nd-3), items (outer * mb * nb), flags (NON_TEMPORAL), the addresses
                of the row function and of the serial driver (for ``run1``..``run3``; else 0)
     meta[13:13+nd]                       extents in iteration order (the inner dim last)
     then per operand k, nd strides       element strides of operand k (the output is the last)
@@ -62,10 +64,11 @@ JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 #: elements per accumulator segment of the variadic rows; SCRATCH bytes hold ACC of any raw type
 ACC = 1024
-SCRATCH = ACC * 16 + 64  # + room to place a block at its destination's offset in a cache line
+SCRATCH = 2 * (ACC * 16 + 64)  # a row function's scratch, then an output block (+ room to place it
+#                                at its destination's offset in a cache line)
 SCRATCH_SLOTS = SCRATCH // 8
 
-ROW_SIGNATURE = types.void(*(types.int64,) * 8)
+ROW_SIGNATURE = types.void(*(types.int64,) * 7)
 
 #: row flag: write the output with non-temporal (streaming) stores, through ``scratch``
 NON_TEMPORAL = 1
@@ -119,13 +122,13 @@ def store(typingctx, addr, idx, val, cls):
 
 
 @intrinsic
-def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch, flags):
+def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch):
     """Call the row function at address ``fn``."""
-    sig = types.void(fn, ptrs, offs, strides, nops, n, m, scratch, flags)
+    sig = types.void(fn, ptrs, offs, strides, nops, n, m, scratch)
 
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
-        fnty = ir.FunctionType(ir.VoidType(), [i64] * 8)
+        fnty = ir.FunctionType(ir.VoidType(), [i64] * 7)
         builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
         return context.get_dummy_value()
     return sig, codegen
@@ -307,9 +310,9 @@ def run3(a, b, c, o, mp):
 
 # --- drivers (``meta`` and work areas passed by address) ---------------------------------------------
 
-#: int64 slots of a driver's work area: per operand (at most 4) offsets, 2 strides and outer
-#: offsets, then the outer index (at most 72 dims)
-WORK_SLOTS = 4 * 4 + 72
+#: int64 slots of a driver's work area: per operand (at most 4) offsets, 2 strides, outer offsets
+#: and 2 redirect slots, then the outer index (at most 72 dims)
+WORK_SLOTS = 6 * 4 + 72
 
 
 @register_jitable
@@ -348,18 +351,22 @@ def check(mp, pp):
 @register_jitable
 def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
     """Run items [c*items/nchunks, (c+1)*items/nchunks) through ``row``; ``work``: the address of
-    4 * nops + nd int64 slots."""
+    6 * nops + nd int64 slots."""
     items = _m(mp, H_ITEMS)
     q0, q1 = c * items // nchunks, (c + 1) * items // nchunks
     if q0 >= q1:
         return
     nd, nops, n, tb, nb = _m(mp, H_ND), _m(mp, H_NOPS), _m(mp, H_N), _m(mp, H_TB), _m(mp, H_NB)
     r2, m, mb, flags = _m(mp, H_R2), _m(mp, H_M), _m(mp, H_MB), _m(mp, H_FLAGS)
-    offs, strides, off, idx = work, work + 8 * nops, work + 24 * nops, work + 32 * nops
+    offs, strides, off = work, work + 8 * nops, work + 24 * nops
+    redirect, idx = work + 32 * nops, work + 48 * nops  # redirect: 2 * nops slots
     for k in range(nops):
         store(strides, k, _stride(mp, k, nd - 1), I64)
         store(strides, nops + k, _stride(mp, k, nd - 2), I64)
         store(off, k, 0, I64)
+    out = nops - 1
+    osz = _m(mp, HEADER + nd + nops * nd + 4 * nops + out)
+    nt = (flags & NON_TEMPORAL) != 0 and load(strides, out, I64) == 1
     # decompose q0: outer index (dims 0..nd-3), row block, column block
     r, rb, blk = q0 // (mb * nb), (q0 // nb) % mb, q0 % nb
     rem = r
@@ -375,7 +382,12 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
         for k in range(nops):
             o = load(off, k, I64) + j0 * load(strides, k, I64) + i0 * load(strides, nops + k, I64)
             store(offs, k, o, I64)
-        call_row(row, pp, offs, strides, nops, min(tb, n - j0), min(m, r2 - i0), scratch, flags)
+        w, h = min(tb, n - j0), min(m, r2 - i0)
+        packed = w == load(strides, nops + out, I64) and w <= ACC  # the slab's output is one block
+        if nt and (w * osz >= NT_ROW_BYTES or (packed and w * h * osz >= NT_ROW_BYTES)):
+            _streamed(row, pp, offs, strides, nops, w, h, scratch, osz, redirect, packed)
+        else:
+            call_row(row, pp, offs, strides, nops, w, h, scratch)
         blk += 1
         if blk == nb:
             blk = 0
@@ -395,8 +407,48 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
                         store(off, k, load(off, k, I64) - ext * _stride(mp, k, d), I64)
                     store(idx, d, 0, I64)
                     d -= 1
-    if flags & NON_TEMPORAL:
+    if nt:
         store_fence()
+
+
+@register_jitable
+def _streamed(row, pp, offs, strides, nops, n, m, scratch, osz, redirect, packed):
+    """Run a slab with its output computed in ``scratch`` blocks of at most ACC elements and
+    streamed out with ``nt_copy``: whole rows at a time if the slab's output rows follow each other
+    (``packed``), else blocks of each row (the later ones starting on cache lines).  ``redirect``:
+    2 * nops int64 slots for the operand addresses and offsets of a block."""
+    out = nops - 1
+    rp, ro = redirect, redirect + 8 * nops
+    block = scratch + SCRATCH // 2  # the first half stays the row function's own scratch
+    po = load(pp, out, I64)
+    for k in range(out):
+        store(rp, k, load(pp, k, I64), I64)
+    store(ro, out, 0, I64)
+    if packed:
+        per = max(1, ACC // n)
+        for i0 in range(0, m, per):
+            h = min(per, m - i0)
+            dst = po + (load(offs, out, I64) + i0 * n) * osz
+            for k in range(out):
+                store(ro, k, load(offs, k, I64) + i0 * load(strides, nops + k, I64), I64)
+            target = block + dst % 64
+            store(rp, out, target, I64)
+            call_row(row, rp, ro, strides, nops, n, h, scratch)
+            nt_copy(dst, target, h * n * osz)
+        return
+    for i in range(m):
+        dst = po + (load(offs, out, I64) + i * load(strides, nops + out, I64)) * osz
+        first, j = nt_first(dst, osz), 0
+        while j < n:
+            w = min(n - j, ACC if j else first)
+            for k in range(out):
+                o = load(offs, k, I64) + i * load(strides, nops + k, I64) + j * load(strides, k, I64)
+                store(ro, k, o, I64)
+            target = block + (dst + j * osz) % 64  # at the destination's offset in a line
+            store(rp, out, target, I64)
+            call_row(row, rp, ro, strides, nops, w, 1, scratch)
+            nt_copy(dst + j * osz, target, w * osz)
+            j += w
 
 
 @register_jitable
@@ -460,7 +512,7 @@ def drive_n(row, ptrs, meta):
     st = check(mp, pp)
     if st:
         return st
-    work = np.empty(4 * meta[H_NOPS] + meta[H_ND], np.int64)
+    work = np.empty(6 * meta[H_NOPS] + meta[H_ND], np.int64)
     _run_chunk(row, 0, 1, pp, mp, work.ctypes.data, stack_i64(SCRATCH_SLOTS))
     return 0
 
@@ -474,7 +526,7 @@ def drive_n_parallel(row, ptrs, meta, threads):
         return st
     nchunks = max(1, min(meta[H_ITEMS], threads))
     for c in prange(nchunks):
-        work = np.empty(4 * meta[H_NOPS] + meta[H_ND], np.int64)
+        work = np.empty(6 * meta[H_NOPS] + meta[H_ND], np.int64)
         _run_chunk(row, c, nchunks, pp, mp, work.ctypes.data, stack_i64(SCRATCH_SLOTS))
     return 0
 
@@ -488,124 +540,88 @@ def _compile(fn):
 def binary_row(F, FY, C, TA, TB, TO):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
     the row) under codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
-    src, osz = SOURCE_HASH, np.dtype(TO).itemsize
+    src = SOURCE_HASH
 
-    def row(ptrs, offs, strides, nops, n, m, scratch, flags):
+    def row(ptrs, offs, strides, nops, n, m, scratch):
         src  # noqa: B018  (a closure variable: part of the cache key)
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
-        nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
-        bw = ACC if nt else n
-        ts = 1 if nt else so
         for i in range(m):
             oa, ob, oo = load(offs, 0, I64) + i * ra, load(offs, 1, I64) + i * rb, load(offs, 2, I64) + i * ro
-            first = nt_first(po + oo * osz, osz) if nt else n
-            j = 0
-            while j < n:
-                w = min(n - j, bw if j else first)
-                xa, xb = oa + j * sa, ob + j * sb
-                tp, to = (scratch + (po + (oo + j) * osz) % 64, 0) if nt else (po, oo + j * so)
-                if sb == 0:
-                    y = load(pb, xb, TB)
-                    if sa == 1 and ts == 1:
-                        for k in range(w):
-                            store(tp, to + k, FY(C, load(pa, xa + k, TA), y), TO)
-                    else:
-                        for k in range(w):
-                            store(tp, to + k * ts, FY(C, load(pa, xa + k * sa, TA), y), TO)
-                elif sa == 1 and sb == 1 and ts == 1:
-                    for k in range(w):
-                        store(tp, to + k, F(C, load(pa, xa + k, TA), load(pb, xb + k, TB)), TO)
-                elif sa == 0 and sb == 1 and ts == 1:
-                    x = load(pa, xa, TA)
-                    for k in range(w):
-                        store(tp, to + k, F(C, x, load(pb, xb + k, TB)), TO)
+            if sb == 0:
+                y = load(pb, ob, TB)
+                if sa == 1 and so == 1:
+                    for k in range(n):
+                        store(po, oo + k, FY(C, load(pa, oa + k, TA), y), TO)
                 else:
-                    for k in range(w):
-                        store(tp, to + k * ts, F(C, load(pa, xa + k * sa, TA), load(pb, xb + k * sb, TB)), TO)
-                if nt:
-                    nt_copy(po + (oo + j) * osz, tp, w * osz)
-                j += w
+                    for k in range(n):
+                        store(po, oo + k * so, FY(C, load(pa, oa + k * sa, TA), y), TO)
+            elif sa == 1 and sb == 1 and so == 1:
+                for k in range(n):
+                    store(po, oo + k, F(C, load(pa, oa + k, TA), load(pb, ob + k, TB)), TO)
+            elif sa == 0 and sb == 1 and so == 1:
+                x = load(pa, oa, TA)
+                for k in range(n):
+                    store(po, oo + k, F(C, x, load(pb, ob + k, TB)), TO)
+            else:
+                for k in range(n):
+                    store(po, oo + k * so, F(C, load(pa, oa + k * sa, TA), load(pb, ob + k * sb, TB)), TO)
     return _compile(row)
 
 
 def where_row(TC, TV):
     """Row function of ``where``: condition raw type ``TC`` (nonzero is true), values moved as raw
     type ``TV`` (an unsigned int or complex128 of the item size)."""
-    src, osz = SOURCE_HASH, np.dtype(TV).itemsize
+    src = SOURCE_HASH
 
-    def row(ptrs, offs, strides, nops, n, m, scratch, flags):
+    def row(ptrs, offs, strides, nops, n, m, scratch):
         src  # noqa: B018
         pc, px, py, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64), load(ptrs, 3, I64)
         sc, sx = load(strides, 0, I64), load(strides, 1, I64)
         sy, so = load(strides, 2, I64), load(strides, 3, I64)
         rc, rx = load(strides, 4, I64), load(strides, 5, I64)
         ry, ro = load(strides, 6, I64), load(strides, 7, I64)
-        nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
-        bw = ACC if nt else n
-        ts = 1 if nt else so
         for i in range(m):
             oc, ox = load(offs, 0, I64) + i * rc, load(offs, 1, I64) + i * rx
             oy, oo = load(offs, 2, I64) + i * ry, load(offs, 3, I64) + i * ro
-            first = nt_first(po + oo * osz, osz) if nt else n
-            j = 0
-            while j < n:
-                w = min(n - j, bw if j else first)
-                xc, xx, xy = oc + j * sc, ox + j * sx, oy + j * sy
-                tp, to = (scratch + (po + (oo + j) * osz) % 64, 0) if nt else (po, oo + j * so)
-                if ts == 1 and sc == 1 and sx == 1 and sy == 1:
-                    for k in range(w):
-                        x, y = load(px, xx + k, TV), load(py, xy + k, TV)
-                        store(tp, to + k, x if load(pc, xc + k, TC) != 0 else y, TV)
-                elif ts == 1 and sc == 1 and sx == 1 and sy == 0:
-                    y = load(py, xy, TV)
-                    for k in range(w):
-                        x = load(px, xx + k, TV)
-                        store(tp, to + k, x if load(pc, xc + k, TC) != 0 else y, TV)
-                elif ts == 1 and sc == 1 and sx == 0 and sy == 1:
-                    x = load(px, xx, TV)
-                    for k in range(w):
-                        y = load(py, xy + k, TV)
-                        store(tp, to + k, x if load(pc, xc + k, TC) != 0 else y, TV)
-                elif ts == 1 and sc == 1 and sx == 0 and sy == 0:
-                    x, y = load(px, xx, TV), load(py, xy, TV)
-                    for k in range(w):
-                        store(tp, to + k, x if load(pc, xc + k, TC) != 0 else y, TV)
-                else:
-                    for k in range(w):
-                        x, y = load(px, xx + k * sx, TV), load(py, xy + k * sy, TV)
-                        store(tp, to + k * ts, x if load(pc, xc + k * sc, TC) != 0 else y, TV)
-                if nt:
-                    nt_copy(po + (oo + j) * osz, tp, w * osz)
-                j += w
+            if so == 1 and sc == 1 and sx == 1 and sy == 1:
+                for k in range(n):
+                    x, y = load(px, ox + k, TV), load(py, oy + k, TV)
+                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
+            elif so == 1 and sc == 1 and sx == 1 and sy == 0:
+                y = load(py, oy, TV)
+                for k in range(n):
+                    x = load(px, ox + k, TV)
+                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
+            elif so == 1 and sc == 1 and sx == 0 and sy == 1:
+                x = load(px, ox, TV)
+                for k in range(n):
+                    y = load(py, oy + k, TV)
+                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
+            elif so == 1 and sc == 1 and sx == 0 and sy == 0:
+                x, y = load(px, ox, TV), load(py, oy, TV)
+                for k in range(n):
+                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
+            else:
+                for k in range(n):
+                    x, y = load(px, ox + k * sx, TV), load(py, oy + k * sy, TV)
+                    store(po, oo + k * so, x if load(pc, oc + k * sc, TC) != 0 else y, TV)
     return _compile(row)
 
 
 def move_row(T):
     """Row function copying raw elements of type ``T``."""
-    src, osz = SOURCE_HASH, np.dtype(T).itemsize
+    src = SOURCE_HASH
 
-    def row(ptrs, offs, strides, nops, n, m, scratch, flags):
+    def row(ptrs, offs, strides, nops, n, m, scratch):
         src  # noqa: B018
         px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
         sx, so = load(strides, 0, I64), load(strides, 1, I64)
         rx, ro = load(strides, 2, I64), load(strides, 3, I64)
-        nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
         for i in range(m):
             ox, oo = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ro
-            if nt and sx == 1:
-                nt_copy(po + oo * osz, px + ox * osz, n * osz)
-            elif nt:
-                first, j = nt_first(po + oo * osz, osz), 0
-                while j < n:
-                    w = min(n - j, ACC if j else first)
-                    tp = scratch + (po + (oo + j) * osz) % 64
-                    for k in range(w):
-                        store(tp, k, load(px, ox + (j + k) * sx, T), T)
-                    nt_copy(po + (oo + j) * osz, tp, w * osz)
-                    j += w
-            elif so == 1 and sx == 1:
+            if so == 1 and sx == 1:
                 for k in range(n):
                     store(po, oo + k, load(px, ox + k, T), T)
             elif so == 1 and sx == 0:
@@ -621,46 +637,37 @@ def move_row(T):
 def variadic_row(STEP, FIN, C, T):
     """Row function folding N inputs of raw type ``T`` with ``STEP`` into an accumulator (in
     ``scratch``), ``FIN(acc, N)`` stored to the output: one pass over the output."""
-    src, osz = SOURCE_HASH, np.dtype(T).itemsize
+    src = SOURCE_HASH
 
-    def row(ptrs, offs, strides, nops, n, m, scratch, flags):
+    def row(ptrs, offs, strides, nops, n, m, scratch):
         src  # noqa: B018
         count = nops - 1
         p0, s0, r0 = load(ptrs, 0, I64), load(strides, 0, I64), load(strides, nops, I64)
         po, so, ro = load(ptrs, count, I64), load(strides, count, I64), load(strides, nops + count, I64)
-        nt = (flags & NON_TEMPORAL) != 0 and so == 1 and n * osz >= NT_ROW_BYTES
         for i in range(m):
-            first = nt_first(po + (load(offs, count, I64) + i * ro) * osz, osz) if nt else ACC
-            j = 0
-            while j < n:
-                w = min(n - j, ACC if j else first)
-                oo = load(offs, count, I64) + i * ro + j * so
-                acc = scratch + (po + oo * osz) % 64 if nt else scratch
+            for j in range(0, n, ACC):
+                w = min(ACC, n - j)
                 o0 = load(offs, 0, I64) + i * r0 + j * s0
                 for k in range(w):
-                    store(acc, k, load(p0, o0 + k * s0, T), T)
+                    store(scratch, k, load(p0, o0 + k * s0, T), T)
                 for a in range(1, count):
                     pa, sa = load(ptrs, a, I64), load(strides, a, I64)
                     oa = load(offs, a, I64) + i * load(strides, nops + a, I64) + j * sa
                     if sa == 1:
                         for k in range(w):
-                            store(acc, k, STEP(C, load(acc, k, T), load(pa, oa + k, T)), T)
+                            store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k, T)), T)
                     elif sa == 0:
                         v = load(pa, oa, T)
                         for k in range(w):
-                            store(acc, k, STEP(C, load(acc, k, T), v), T)
+                            store(scratch, k, STEP(C, load(scratch, k, T), v), T)
                     else:
                         for k in range(w):
-                            store(acc, k, STEP(C, load(acc, k, T), load(pa, oa + k * sa, T)), T)
-                if nt:
+                            store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k * sa, T)), T)
+                oo = load(offs, count, I64) + i * ro + j * so
+                if so == 1:
                     for k in range(w):
-                        store(acc, k, FIN(C, load(acc, k, T), count), T)
-                    nt_copy(po + oo * osz, acc, w * osz)
-                elif so == 1:
-                    for k in range(w):
-                        store(po, oo + k, FIN(C, load(acc, k, T), count), T)
+                        store(po, oo + k, FIN(C, load(scratch, k, T), count), T)
                 else:
                     for k in range(w):
-                        store(po, oo + k * so, FIN(C, load(acc, k, T), count), T)
-                j += w
+                        store(po, oo + k * so, FIN(C, load(scratch, k, T), count), T)
     return _compile(row)
