@@ -29,8 +29,8 @@ from .reference import HostArrays, NumpyBackend
 
 #: outputs with at least this many elements run on every thread
 PARALLEL_MIN = 1 << 15
-#: slab columns when an input is transposed (its rows run down the slab)
-TILE = 64
+#: slab columns (and at most rows) when an input is transposed: its slabs are staged in rows
+TILE = 256
 #: elements a slab of short rows gathers (rows of the second-innermost dim)
 SLAB = 2048
 #: slabs are split until there are this many work items (for the threads)
@@ -172,22 +172,23 @@ def iteration_meta(p, spec: Spec) -> np.ndarray:
     if len(shape) == 1:  # slabs are 2-D: a leading dim of 1
         shape, sets = [1] + shape, [[0] + s for s in sets]
     nd, nops = len(shape), len(sets)
-    tiled = False
+    tiled = -1
     if abs(sets[-1][-1]) <= 1:
-        for s in sets[:-1]:
+        for k, s in enumerate(sets[:-1]):
             inner = abs(s[-1])
             if inner <= 1:
                 continue
             d = min((d for d in range(nd - 1) if s[d] != 0), key=lambda d: abs(s[d]), default=None)
-            if d is not None and abs(s[d]) < inner:  # transposed: slabs span its rows, few columns
+            if d is not None and abs(s[d]) < inner:  # transposed: tiles staged along its rows
                 move = [x for x in range(nd - 1) if x != d] + [d, nd - 1]
                 shape = [shape[x] for x in move]
                 sets = [[t[x] for x in move] for t in sets]
-                tiled = True
+                tiled = k
                 break
     n, r2, outer = shape[-1], shape[-2], math.prod(shape[:-2])
-    if tiled:
-        tb, m = min(TILE, n), r2
+    if tiled >= 0:
+        tb = min(TILE, n)
+        m = max(1, min(r2, TILE, K.TILE_BYTES // (tb * spec.itemsizes[tiled])))
     else:
         tb, m = n, min(r2, max(1, -(-SLAB // n)))
 
@@ -200,7 +201,7 @@ def iteration_meta(p, spec: Spec) -> np.ndarray:
             tb = -(-(-(-tb // 2)) // 64) * 64
     nb, mb = -(-n // tb), -(-r2 // m)
     flags = K.NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
-    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0]
+    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1]
     ext, same, align = [], [], []
     unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
     for k, s in enumerate(sets):

@@ -18,6 +18,10 @@ address and the element offset of the slab's first element; ``strides`` holds ``
 strides: along the row (inner dim) for every operand, then from one row to the next; ``scratch`` is
 the address of ``ACC * 16`` bytes (64-byte aligned).
 
+Transposed inputs: an input whose elements along the row are far apart but close from row to row
+(e.g. ``a.T``) has each slab (at most TILE_BYTES) copied into scratch in row order first - read
+along its own contiguous dim - and the row function reads that copy with unit stride.
+
 Streaming: with ``NON_TEMPORAL`` in meta's flags, the drivers have contiguous output rows computed
 into a scratch block (the row function sees the block as its output) and copied out with
 non-temporal stores: no read-for-ownership of output lines that will not stay in cache.
@@ -25,11 +29,12 @@ non-temporal stores: no read-for-ownership of output lines that will not stay in
 Driver contract: operands are data addresses plus ``meta``, an int64 array built by
 ``numba_cpu.iteration_meta`` from a plan:
 
-    meta[0:13] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
+    meta[0:14] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
                r2 (extent of dim nd-2), m (slab rows), mb (row blocks), outer (product of the
                extents of dims 0..nd-3), items (outer * mb * nb), flags (NON_TEMPORAL), the addresses
-               of the row function and of the serial driver (for ``run1``..``run3``; else 0)
-    meta[13:13+nd]                       extents in iteration order (the inner dim last)
+               of the row function and of the serial driver (for ``run1``..``run3``; else 0),
+               transposed (1 + the input whose slabs are staged transposed, or 0)
+    meta[14:14+nd]                       extents in iteration order (the inner dim last)
     then per operand k, nd strides       element strides of operand k (the output is the last)
     then per operand k: lo_k, hi_k       element offset range it touches (for overlap checks)
     then per operand k: same_k           1 if it walks memory exactly like the output
@@ -56,16 +61,20 @@ from llvmlite import ir
 from numba import cfunc, njit, prange, types
 from numba.extending import intrinsic, overload, register_jitable
 
-HEADER = 13
-H_ND, H_NOPS, H_N, H_TB, H_NB, H_R2, H_M, H_MB, H_OUTER, H_ITEMS, H_FLAGS, H_ROW, H_DRIVER = range(HEADER)
+HEADER = 14
+(H_ND, H_NOPS, H_N, H_TB, H_NB, H_R2, H_M, H_MB, H_OUTER, H_ITEMS, H_FLAGS, H_ROW, H_DRIVER,
+ H_TRANSPOSED) = range(HEADER)
 
 #: options of every compiled function
 JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 #: elements per accumulator segment of the variadic rows; SCRATCH bytes hold ACC of any raw type
 ACC = 1024
-SCRATCH = 2 * (ACC * 16 + 64)  # a row function's scratch, then an output block (+ room to place it
-#                                at its destination's offset in a cache line)
+#: bytes of a staged tile of a transposed input
+TILE_BYTES = ACC * 16
+#: a row function's scratch, an output block (+ room to place it at its destination's offset in a
+#: cache line), a staged tile
+SCRATCH = 2 * (ACC * 16 + 64) + TILE_BYTES
 SCRATCH_SLOTS = SCRATCH // 8
 
 ROW_SIGNATURE = types.void(*(types.int64,) * 7)
@@ -135,7 +144,7 @@ def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch):
 
 
 I64 = np.int64
-U8, U32, U64 = np.uint8, np.uint32, np.uint64
+U8, U16, U32, U64 = np.uint8, np.uint16, np.uint32, np.uint64
 
 
 def _nt_store32(src_align):
@@ -311,8 +320,8 @@ def run3(a, b, c, o, mp):
 # --- drivers (``meta`` and work areas passed by address) ---------------------------------------------
 
 #: int64 slots of a driver's work area: per operand (at most 4) offsets, 2 strides, outer offsets
-#: and 2 redirect slots, then the outer index (at most 72 dims)
-WORK_SLOTS = 6 * 4 + 72
+#: and 6 redirect slots, then the outer index (at most 72 dims)
+WORK_SLOTS = 10 * 4 + 72
 
 
 @register_jitable
@@ -351,7 +360,7 @@ def check(mp, pp):
 @register_jitable
 def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
     """Run items [c*items/nchunks, (c+1)*items/nchunks) through ``row``; ``work``: the address of
-    6 * nops + nd int64 slots."""
+    10 * nops + nd int64 slots."""
     items = _m(mp, H_ITEMS)
     q0, q1 = c * items // nchunks, (c + 1) * items // nchunks
     if q0 >= q1:
@@ -359,7 +368,10 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
     nd, nops, n, tb, nb = _m(mp, H_ND), _m(mp, H_NOPS), _m(mp, H_N), _m(mp, H_TB), _m(mp, H_NB)
     r2, m, mb, flags = _m(mp, H_R2), _m(mp, H_M), _m(mp, H_MB), _m(mp, H_FLAGS)
     offs, strides, off = work, work + 8 * nops, work + 24 * nops
-    redirect, idx = work + 32 * nops, work + 48 * nops  # redirect: 2 * nops slots
+    redirect, idx = work + 32 * nops, work + 80 * nops  # redirect: 6 * nops slots
+    tk = _m(mp, H_TRANSPOSED) - 1
+    tp, to, ts = redirect + 16 * nops, redirect + 24 * nops, redirect + 32 * nops  # a staged view
+    tile = scratch + 2 * (ACC * 16 + 64)
     for k in range(nops):
         store(strides, k, _stride(mp, k, nd - 1), I64)
         store(strides, nops + k, _stride(mp, k, nd - 2), I64)
@@ -383,11 +395,26 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
             o = load(off, k, I64) + j0 * load(strides, k, I64) + i0 * load(strides, nops + k, I64)
             store(offs, k, o, I64)
         w, h = min(tb, n - j0), min(m, r2 - i0)
-        packed = w == load(strides, nops + out, I64) and w <= ACC  # the slab's output is one block
+        ip, io, ist = pp, offs, strides
+        if tk >= 0:  # stage the transposed input's slab: rows of w elements in ``tile``
+            for k in range(nops):
+                store(tp, k, load(pp, k, I64), I64)
+                store(to, k, load(offs, k, I64), I64)
+                store(ts, k, load(strides, k, I64), I64)
+                store(ts, nops + k, load(strides, nops + k, I64), I64)
+            isz = _m(mp, HEADER + nd + nops * nd + 4 * nops + tk)
+            _stage_transposed(tile, load(pp, tk, I64) + load(offs, tk, I64) * isz, w, h,
+                              load(strides, tk, I64), load(strides, nops + tk, I64), isz)
+            store(tp, tk, tile, I64)
+            store(to, tk, 0, I64)
+            store(ts, tk, 1, I64)
+            store(ts, nops + tk, w, I64)
+            ip, io, ist = tp, to, ts
+        packed = w == load(ist, nops + out, I64) and w <= ACC  # the slab's output is one block
         if nt and (w * osz >= NT_ROW_BYTES or (packed and w * h * osz >= NT_ROW_BYTES)):
-            _streamed(row, pp, offs, strides, nops, w, h, scratch, osz, redirect, packed)
+            _streamed(row, ip, io, ist, nops, w, h, scratch, osz, redirect, packed)
         else:
-            call_row(row, pp, offs, strides, nops, w, h, scratch)
+            call_row(row, ip, io, ist, nops, w, h, scratch)
         blk += 1
         if blk == nb:
             blk = 0
@@ -409,6 +436,34 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
                     d -= 1
     if nt:
         store_fence()
+
+
+@register_jitable
+def _stage_transposed(tile, src, w, h, s_in, s_row, isz):
+    """tile[i * w + j] = src[j * s_in + i * s_row] for i < h, j < w (elements of ``isz`` bytes),
+    reading ``src`` along i (its small stride)."""
+    if isz == 4:
+        for j in range(w):
+            for i in range(h):
+                store(tile, i * w + j, load(src, j * s_in + i * s_row, U32), U32)
+    elif isz == 8:
+        for j in range(w):
+            for i in range(h):
+                store(tile, i * w + j, load(src, j * s_in + i * s_row, U64), U64)
+    elif isz == 2:
+        for j in range(w):
+            for i in range(h):
+                store(tile, i * w + j, load(src, j * s_in + i * s_row, U16), U16)
+    elif isz == 1:
+        for j in range(w):
+            for i in range(h):
+                store(tile, i * w + j, load(src, j * s_in + i * s_row, U8), U8)
+    else:  # 16 bytes: two 8-byte halves
+        for j in range(w):
+            for i in range(h):
+                e = 2 * (j * s_in + i * s_row)
+                store(tile, 2 * (i * w + j), load(src, e, U64), U64)
+                store(tile, 2 * (i * w + j) + 1, load(src, e + 1, U64), U64)
 
 
 @register_jitable
@@ -484,7 +539,7 @@ def driver_address() -> int:
 @njit(**JIT)
 def drive(row, p0, p1, p2, p3, meta):
     """The serial driver, from Python: 0, or the status of rejected operands."""
-    return _serial(row, p0, p1, p2, p3, meta.ctypes.data)
+    return _serial(row, p0, p1, p2, p3, np.int64(meta.ctypes.data))
 
 
 @njit(parallel=True, **JIT)
@@ -495,7 +550,7 @@ def drive_parallel(row, p0, p1, p2, p3, meta, threads):
     store(pp, 1, p1, I64)
     store(pp, 2, p2, I64)
     store(pp, 3, p3, I64)
-    mp = meta.ctypes.data
+    mp = np.int64(meta.ctypes.data)
     st = check(mp, pp)
     if st:
         return st
@@ -508,26 +563,26 @@ def drive_parallel(row, p0, p1, p2, p3, meta, threads):
 @njit(**JIT)
 def drive_n(row, ptrs, meta):
     """Serial driver over ``ptrs`` (N input addresses, then the output's)."""
-    mp, pp = meta.ctypes.data, ptrs.ctypes.data
+    mp, pp = np.int64(meta.ctypes.data), np.int64(ptrs.ctypes.data)
     st = check(mp, pp)
     if st:
         return st
-    work = np.empty(6 * meta[H_NOPS] + meta[H_ND], np.int64)
-    _run_chunk(row, 0, 1, pp, mp, work.ctypes.data, stack_i64(SCRATCH_SLOTS))
+    work = np.empty(10 * meta[H_NOPS] + meta[H_ND], np.int64)
+    _run_chunk(row, 0, 1, pp, mp, np.int64(work.ctypes.data), stack_i64(SCRATCH_SLOTS))
     return 0
 
 
 @njit(parallel=True, **JIT)
 def drive_n_parallel(row, ptrs, meta, threads):
     """``drive_n`` split in ``threads`` chunks, one per thread."""
-    mp, pp = meta.ctypes.data, ptrs.ctypes.data
+    mp, pp = np.int64(meta.ctypes.data), np.int64(ptrs.ctypes.data)
     st = check(mp, pp)
     if st:
         return st
     nchunks = max(1, min(meta[H_ITEMS], threads))
     for c in prange(nchunks):
-        work = np.empty(6 * meta[H_NOPS] + meta[H_ND], np.int64)
-        _run_chunk(row, c, nchunks, pp, mp, work.ctypes.data, stack_i64(SCRATCH_SLOTS))
+        work = np.empty(10 * meta[H_NOPS] + meta[H_ND], np.int64)
+        _run_chunk(row, c, nchunks, pp, mp, np.int64(work.ctypes.data), stack_i64(SCRATCH_SLOTS))
     return 0
 
 
