@@ -22,7 +22,7 @@ _WHERE = {
     "cuda": "gpubcast.backends.cuda:CudaBackend",
 }
 #: the backend NumPy inputs run on unless ``backend=`` says otherwise
-DEFAULT_CPU = "numpy"
+DEFAULT_CPU = "numba"
 
 _instances: dict = {}
 

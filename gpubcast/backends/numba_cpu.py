@@ -1,0 +1,380 @@
+"""The Numba CPU backend: executes plans with compiled, parallel kernels.
+
+For each (op, loop dtypes) a ``Spec`` picks the row-function kind (``numba_kernels``), the raw
+types it loads and stores, and the codec of the values (``numba_scalar``); row functions are
+compiled on first use and cached on disk (``cache=True``).  For each (plan, spec layout) an
+``iteration_meta`` array says how to walk the output: dims in the output's memory order, a tiled
+order when an input is transposed, rows split into segments so that every thread gets work.
+
+Everything with a raw type runs here: every numeric dtype, bfloat16 included, and data movement
+(``copy``, ``where``) of any item size (strings, void) as raw units.  Object arrays go to the NumPy
+reference backend.  Inputs or outputs that are misaligned, or inputs that partially overlap the
+output, are staged through aligned copies of the bytes they touch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .. import dtypes as _dt
+from ..plan import coalesce
+from . import numba_kernels as K
+from . import numba_scalar as S
+from .reference import HostArrays, NumpyBackend
+
+#: outputs with at least this many elements run on every thread
+PARALLEL_MIN = 1 << 15
+#: slab columns (and at most rows) when an input is transposed: its slabs are staged in rows
+TILE = 256
+#: elements a slab of short rows gathers (rows of the second-innermost dim)
+SLAB = 2048
+#: slabs are split until there are this many work items (for the threads)
+MIN_ITEMS = 16
+#: narrowest slab a long row is split into
+MIN_SEGMENT = 4096
+
+
+def _last_level_cache() -> int:
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index3/size") as f:
+            text = f.read().strip().upper()
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
+        return int(text.rstrip("KMG")) * scale
+    except (OSError, ValueError):
+        return 32 << 20
+
+
+#: outputs of at least this many bytes cannot stay in cache (with their inputs): they are
+#: written with non-temporal stores
+NON_TEMPORAL_MIN = max(4 << 20, _last_level_cache() // 2)
+
+_MOVE_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
+
+
+def _raw(dt: np.dtype, unsigned: bool = False):
+    """(raw NumPy type, codec) of a numeric dtype; ``unsigned`` views signed ints as unsigned."""
+    if dt == _dt.bfloat16:
+        return np.uint16, S.BFLOAT16
+    if dt.kind == "b":
+        return np.uint8, S.BOOL
+    if dt == np.float16:
+        return np.uint16, S.FLOAT16
+    if dt.kind == "i" and unsigned:
+        return np.dtype(f"u{dt.itemsize}").type, S.NATIVE
+    return dt.type, S.NATIVE
+
+
+_TYPEABLE: dict = {}
+
+
+def _numba_typeable(dt: np.dtype) -> bool:
+    """Whether Numba can take arrays of ``dt`` as they are (else they are viewed as raw units)."""
+    ok = _TYPEABLE.get(dt)
+    if ok is None:
+        try:
+            numba.typeof(np.empty(0, dt))
+            ok = dt.kind not in "OV" and dt != np.float16  # Numba has no float16 data model on CPUs
+        except Exception:
+            ok = False
+        _TYPEABLE[dt] = ok
+    return ok
+
+
+@dataclass(eq=False)
+class Spec:
+    """How one (op, loop dtypes, output dtype) runs: row kind, raw types, views."""
+
+    kind: str                      # binary | where | variadic | move
+    make_row: object               # () -> compiled row function (numba cfunc)
+    raws: tuple                    # raw NumPy types of the operands, output last
+    views: tuple                   # per operand: dtype to view the array as first, or None
+    factor: int = 1                # raw units per element (item sizes without a raw type)
+    _row: object = None
+
+    @property
+    def row(self) -> int:
+        """Address of the compiled row function (compiled on first use)."""
+        if self._row is None:
+            self._row = self.make_row()
+        return self._row.address
+
+    @property
+    def itemsizes(self):
+        return tuple(np.dtype(t).itemsize for t in self.raws)
+
+
+
+def _view(dt, raw):
+    return None if _numba_typeable(dt) else np.dtype(raw)
+
+
+def make_spec(op, in_dtypes, out_dtype) -> Spec | None:
+    """The Spec of ``op`` over loop dtypes ``in_dtypes`` into ``out_dtype``; None -> reference."""
+    if op.kind == "move" or op.name == "where":
+        return _move_spec(op, in_dtypes, out_dtype)
+    if any(_dt.kind(d) not in "biufc" for d in (*in_dtypes, out_dtype)):
+        return None
+    unsigned = op.name in S.SIGN_AGNOSTIC
+    if op.kind == "variadic":
+        step, finish = S.VARIADIC[op.name]
+        raw, codec = _raw(in_dtypes[0], unsigned)
+        return Spec("variadic", lambda: K.variadic_row(step, finish, codec, raw), (raw,) * (len(in_dtypes) + 1),
+                    tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
+    if op.kind != "binary" or op.name not in S.SCALAR:
+        return None
+    (ra, codec), (rb, _), (ro, _) = (_raw(d, unsigned) for d in (*in_dtypes, out_dtype))
+    f, fy = S.row_functions(op.name)
+    return Spec("binary", lambda: K.binary_row(f, fy, codec, ra, rb, ro), (ra, rb, ro),
+                (_view(in_dtypes[0], ra), _view(in_dtypes[1], rb), _view(out_dtype, ro)))
+
+
+def _move_spec(op, in_dtypes, out_dtype) -> Spec | None:
+    values = in_dtypes[-1]
+    data = (*in_dtypes[1:], out_dtype) if op.name == "where" else (*in_dtypes, out_dtype)
+    if any(d.hasobject or d.itemsize != values.itemsize for d in data) or values.itemsize == 0:
+        return None
+    size = values.itemsize
+    raw, factor = _MOVE_TYPES.get(size), 1
+    if raw is None:
+        unit = next(u for u in (8, 4, 2, 1) if size % u == 0)
+        raw, factor = _MOVE_TYPES[unit], size // unit
+    view = None if factor == 1 and _numba_typeable(values) else np.dtype(raw)
+    if op.name == "where":
+        return Spec("where", lambda: K.where_row(np.uint8, raw), (np.uint8, raw, raw, raw),
+                    (_view(in_dtypes[0], np.uint8), view, view, view), factor)
+    return Spec("move", lambda: K.move_row(raw), (raw, raw), (view, view), factor)
+
+
+# --- iteration meta ------------------------------------------------------------------------------------
+
+def iteration_meta(p, spec: Spec) -> np.ndarray:
+    """The int64 ``meta`` array of ``numba_kernels`` for plan ``p`` run with ``spec``."""
+    shape = list(p.coalesced_shape)
+    sets = [list(s) for s in p.coalesced_strides] + [list(p.coalesced_out_strides)]
+    if spec.factor > 1:  # element bytes as an innermost dim of raw units (data operands only)
+        f = spec.factor
+        first = 1 if spec.kind == "where" else 0
+        for k, s in enumerate(sets):
+            scale = f if k >= first else 1
+            s[:] = [x * scale for x in s] + [1 if k >= first else 0]
+        shape.append(f)
+    # dims in the output's memory order (outermost = largest |stride|), then re-coalesce
+    order = sorted(range(len(shape)), key=lambda d: -abs(sets[-1][d]))
+    shape = [shape[d] for d in order]
+    sets = [[s[d] for d in order] for s in sets]
+    cshape, cin, cout = coalesce(tuple(shape), tuple(tuple(s) for s in sets[:-1]), tuple(sets[-1]))
+    shape, sets = list(cshape), [list(s) for s in cin] + [list(cout)]
+    if len(shape) == 1:  # slabs are 2-D: a leading dim of 1
+        shape, sets = [1] + shape, [[0] + s for s in sets]
+    nd, nops = len(shape), len(sets)
+    tiled = -1
+    if abs(sets[-1][-1]) <= 1:
+        for k, s in enumerate(sets[:-1]):
+            inner = abs(s[-1])
+            if inner <= 1:
+                continue
+            d = min((d for d in range(nd - 1) if s[d] != 0), key=lambda d: abs(s[d]), default=None)
+            if d is not None and abs(s[d]) < inner:  # transposed: tiles staged along its rows
+                move = [x for x in range(nd - 1) if x != d] + [d, nd - 1]
+                shape = [shape[x] for x in move]
+                sets = [[t[x] for x in move] for t in sets]
+                tiled = k
+                break
+    n, r2, outer = shape[-1], shape[-2], math.prod(shape[:-2])
+    if tiled >= 0:
+        tb = min(TILE, n)
+        m = max(1, min(r2, TILE, K.TILE_BYTES // (tb * spec.itemsizes[tiled])))
+    else:
+        tb, m = n, min(r2, max(1, -(-SLAB // n)))
+
+    def items():
+        return outer * -(-r2 // m) * -(-n // tb)
+    while p.size >= PARALLEL_MIN and items() < MIN_ITEMS and (m > 1 or tb >= 2 * MIN_SEGMENT):
+        if m > 1:
+            m = -(-m // 2)
+        else:
+            tb = -(-(-(-tb // 2)) // 64) * 64
+    nb, mb = -(-n // tb), -(-r2 // m)
+    flags = K.NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
+    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1]
+    ext, same, align = [], [], []
+    unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
+    for k, s in enumerate(sets):
+        lo = sum(min(0, (m - 1) * x) for m, x in zip(shape, s))
+        hi = sum(max(0, (m - 1) * x) for m, x in zip(shape, s)) + 1
+        ext += [lo, hi]
+        same.append(int(s == sets[-1] and unit[k] == unit[-1]))
+        align.append(np.dtype(spec.raws[k]).alignment)
+    flat = head + shape + [x for s in sets for x in s] + ext + same + align + unit
+    return np.array(flat, dtype=np.int64)
+
+
+def _layout(meta):
+    nd, nops = int(meta[K.H_ND]), int(meta[K.H_NOPS])
+    return K.HEADER + nd + nops * nd, nops
+
+
+def _extent(meta, k):
+    ext, _ = _layout(meta)
+    return int(meta[ext + 2 * k]), int(meta[ext + 2 * k + 1])
+
+
+# --- the backend -----------------------------------------------------------------------------------------
+
+class NumbaBackend(HostArrays):
+    """Numba CPU backend: NumPy arrays in and out; compiled row functions per op kind and raw types."""
+
+    name = "numba"
+
+    def __init__(self):
+        self._specs: dict = {}
+        self._metas: dict = {}
+        self._reference = NumpyBackend()
+
+    def spec(self, op, in_dtypes, out_dtype) -> Spec | None:
+        key = (op.name, in_dtypes, out_dtype)
+        try:
+            return self._specs[key]
+        except KeyError:
+            s = self._specs[key] = make_spec(op, in_dtypes, out_dtype)
+            return s
+
+    def meta(self, p, spec: Spec) -> np.ndarray:
+        key = (id(p), spec.kind, spec.factor, spec.itemsizes)
+        hit = self._metas.get(key)
+        if hit is not None and hit[0] is p:
+            return hit[1]
+        if len(self._metas) > 4096:
+            self._metas.clear()
+        m = iteration_meta(p, spec)
+        self._metas[key] = (p, m)  # holds p: its id cannot be reused while the entry lives
+        return m
+
+    def execute(self, op, p, inputs, out):
+        spec = self.spec(op, tuple(x.dtype for x in inputs), out.dtype)
+        if spec is None:
+            return self._reference.execute(op, p, inputs, out)
+        addrs = []
+        for x, v in zip((*inputs, out), spec.views):
+            if v is None:  # Numba takes the array: the quick way
+                addr, writable = K.address(x)
+            else:  # dtypes Numba has no type for (float16, bfloat16, strings, records)
+                addr, writable = x.__array_interface__["data"][0], x.flags.writeable
+            addrs.append(addr)
+        if not writable:
+            raise ValueError("output array is read-only")
+        run(spec, self.meta(p, spec), addrs, p.size)
+
+    def prepare(self, op, p, in_dtypes, out_dtype):
+        """A runner ``f(inputs, out) -> out`` for repeated calls with plan ``p`` and these dtypes
+        (``out`` None: a new array); it returns None when the general path must run instead
+        (misaligned or overlapping operands, read-only output).  None if there is no runner."""
+        spec = self.spec(op, in_dtypes, out_dtype)
+        if spec is None or spec.kind == "variadic" or any(v is not None for v in spec.views):
+            return None
+        meta = self.meta(p, spec)
+        shape, size, empty = p.out_shape, p.size, np.empty
+        row = spec.row
+        n_in = {"binary": 2, "where": 3, "move": 1}[spec.kind]
+        if _parallel(size):
+            launch = (K.launch1, K.launch2, K.launch3)[n_in - 1]
+            drive, threads = K.drive_parallel, numba.get_num_threads
+
+            def runner(inputs, out):
+                if out is None:
+                    out = empty(shape, out_dtype)
+                *addrs, w = launch(*inputs, out)
+                if not w:
+                    return None
+                addrs += [0] * (4 - len(addrs))
+                return None if drive(row, *addrs, meta, threads()) else out
+            runner.keep = (meta, spec)
+            return runner
+        meta = meta.copy()  # this runner's: with the addresses of its row function and driver
+        meta[K.H_ROW], meta[K.H_DRIVER] = row, K.driver_address()
+        mp = meta.ctypes.data
+        if n_in == 2:
+            run2 = K.run2
+
+            def runner(inputs, out):
+                if out is None:
+                    out = empty(shape, out_dtype)
+                if size:
+                    a, b = inputs
+                    if run2(a, b, out, mp):
+                        return None
+                return out
+        else:
+            run = K.run1 if n_in == 1 else K.run3
+
+            def runner(inputs, out):
+                if out is None:
+                    out = empty(shape, out_dtype)
+                if size and run(*inputs, out, mp):
+                    return None
+                return out
+        runner.keep = (meta, spec)  # the arrays and compiled code at the addresses the runner uses
+        return runner
+
+
+def _parallel(size) -> bool:
+    return size >= PARALLEL_MIN and numba.get_num_threads() > 1
+
+
+def run(spec: Spec, meta, addrs, size):
+    """Run ``spec``'s row function over the operands at ``addrs`` (inputs, then the output),
+    staging misaligned or overlapping operands through aligned copies of the bytes they touch."""
+    parallel = _parallel(size)
+    st = _drive(spec, meta, addrs, parallel)
+    if not st:
+        return
+    addrs = list(addrs)
+    sizes = _unit_sizes(meta)
+    keep = []
+    out = len(addrs) - 1
+    for k in range(out):
+        buf, addrs[k] = _stage(meta, k, addrs[k], sizes[k])
+        keep.append(buf)
+    dst = addrs[out]
+    misaligned_out = dst % np.dtype(spec.raws[out]).alignment
+    if misaligned_out:
+        buf, addrs[out] = _stage(meta, out, dst, sizes[out])
+        keep.append(buf)
+    st = _drive(spec, meta, addrs, parallel)
+    if st:
+        raise RuntimeError(f"numba backend: operands still rejected after staging (status {st})")
+    if misaligned_out:
+        lo, hi = _extent(meta, out)
+        ctypes.memmove(dst + lo * sizes[out], addrs[out] + lo * sizes[out], (hi - lo) * sizes[out])
+
+
+def _drive(spec, meta, addrs, parallel):
+    if spec.kind == "variadic":
+        ptrs = np.array(addrs, dtype=np.int64)
+        if parallel:
+            return K.drive_n_parallel(spec.row, ptrs, meta, numba.get_num_threads())
+        return K.drive_n(spec.row, ptrs, meta)
+    padded = list(addrs) + [0] * (4 - len(addrs))
+    if parallel:
+        return K.drive_parallel(spec.row, *padded, meta, numba.get_num_threads())
+    return K.drive(spec.row, *padded, meta)
+
+
+def _unit_sizes(meta):
+    ext, nops = _layout(meta)
+    return [int(x) for x in meta[ext + 4 * nops: ext + 5 * nops]]
+
+
+def _stage(meta, k, addr, itemsize):
+    """An aligned copy of the bytes operand ``k`` touches: (buffer, address to use instead)."""
+    lo, hi = _extent(meta, k)
+    buf = np.empty((hi - lo) * itemsize + 16, dtype=np.uint8)
+    base = buf.ctypes.data
+    base += (-base) % 16
+    ctypes.memmove(base, addr + lo * itemsize, (hi - lo) * itemsize)
+    return buf, base - lo * itemsize
