@@ -125,6 +125,10 @@ def make_spec(op, in_dtypes, out_dtype) -> Spec | None:
         raw, codec = _raw(in_dtypes[0], unsigned)
         return Spec("variadic", lambda: K.variadic_row(step, finish, codec, raw), (raw,) * (len(in_dtypes) + 1),
                     tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
+    if op.kind == "quaternary":  # axpby: Gemm's alpha * AB + beta * C, 4 inputs in one pass
+        raw, codec = _raw(in_dtypes[0], False)
+        return Spec("variadic", lambda: K.axpby_row(S.SCALAR["multiply"], S.SCALAR["add"], codec, raw),
+                    (raw,) * 5, tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
     if op.kind != "binary" or op.name not in S.SCALAR:
         return None
     (ra, codec), (rb, _), (ro, _) = (_raw(d, unsigned) for d in (*in_dtypes, out_dtype))

@@ -726,3 +726,31 @@ def variadic_row(STEP, FIN, C, T):
                     for k in range(w):
                         store(po, oo + k * so, FIN(C, load(scratch, k, T), count), T)
     return _compile(row)
+
+
+def axpby_row(MUL, ADD, C, T):
+    """Row function of ``axpby`` over inputs (alpha, x, beta, y): ``alpha * x + beta * y``, each
+    product rounded in the raw type's codec (no FMA), like the registry's NumPy reference.
+    Operands as in ``variadic_row``: 4 inputs, then the output (index 4)."""
+    src = SOURCE_HASH
+
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        src  # noqa: B018
+        pa, pb, pc, pd, po = (load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64),
+                              load(ptrs, 3, I64), load(ptrs, 4, I64))
+        sa, sb, sc, sd, so = (load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64),
+                              load(strides, 3, I64), load(strides, 4, I64))
+        ra, rb, rc, rd, ro = (load(strides, nops, I64), load(strides, nops + 1, I64),
+                              load(strides, nops + 2, I64), load(strides, nops + 3, I64),
+                              load(strides, nops + 4, I64))
+        for i in range(m):
+            oa = load(offs, 0, I64) + i * ra
+            ob = load(offs, 1, I64) + i * rb
+            oc = load(offs, 2, I64) + i * rc
+            od = load(offs, 3, I64) + i * rd
+            oo = load(offs, 4, I64) + i * ro
+            for k in range(n):
+                ax = MUL(C, load(pa, oa + k * sa, T), load(pb, ob + k * sb, T))
+                by = MUL(C, load(pc, oc + k * sc, T), load(pd, od + k * sd, T))
+                store(po, oo + k * so, ADD(C, ax, by), T)
+    return _compile(row)
