@@ -3,8 +3,13 @@
 For each (op, loop dtypes) a ``Spec`` picks the row-function kind (``numba_kernels``), the raw
 types it loads and stores, and the codec of the values (``numba_scalar``); row functions are
 compiled on first use and cached on disk (``cache=True``).  For each (plan, spec layout) an
-``iteration_meta`` array says how to walk the output: dims in the output's memory order, a tiled
-order when an input is transposed, rows split into segments so that every thread gets work.
+``iteration_meta`` array says how to walk the output: dims in the output's memory order, 2-D slabs
+(several short rows per call, or tiles when an input is transposed, staged tile by tile), enough
+slabs for every thread, and non-temporal stores for outputs larger than the cache.
+
+Signed integers are computed as unsigned of the same width where the result does not depend on
+the sign (``numba_scalar.SIGN_AGNOSTIC``), and data movement by item size, not dtype: fewer
+specialisations to compile.
 
 Everything with a raw type runs here: every numeric dtype, bfloat16 included, and data movement
 (``copy``, ``where``) of any item size (strings, void) as raw units.  Object arrays go to the NumPy
@@ -108,7 +113,6 @@ class Spec:
         return tuple(np.dtype(t).itemsize for t in self.raws)
 
 
-
 def _view(dt, raw):
     return None if _numba_typeable(dt) else np.dtype(raw)
 
@@ -209,8 +213,8 @@ def iteration_meta(p, spec: Spec) -> np.ndarray:
     ext, same, align = [], [], []
     unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
     for k, s in enumerate(sets):
-        lo = sum(min(0, (m - 1) * x) for m, x in zip(shape, s))
-        hi = sum(max(0, (m - 1) * x) for m, x in zip(shape, s)) + 1
+        lo = sum(min(0, (e - 1) * x) for e, x in zip(shape, s))
+        hi = sum(max(0, (e - 1) * x) for e, x in zip(shape, s)) + 1
         ext += [lo, hi]
         same.append(int(s == sets[-1] and unit[k] == unit[-1]))
         align.append(np.dtype(spec.raws[k]).alignment)
@@ -302,17 +306,17 @@ class NumbaBackend(HostArrays):
         meta = meta.copy()  # this runner's: with the addresses of its row function and driver
         meta[K.H_ROW], meta[K.H_DRIVER] = row, K.driver_address()
         mp = meta.ctypes.data
-        if n_in == 2:
+        if size == 0:
+            def runner(inputs, out):
+                return empty(shape, out_dtype) if out is None else out
+        elif n_in == 2:
             run2 = K.run2
 
             def runner(inputs, out):
                 if out is None:
                     out = empty(shape, out_dtype)
-                if size:
-                    a, b = inputs
-                    if run2(a, b, out, mp):
-                        return None
-                return out
+                a, b = inputs
+                return None if run2(a, b, out, mp) else out
         else:
             run = K.run1 if n_in == 1 else K.run3
 
@@ -339,16 +343,16 @@ def run(spec: Spec, meta, addrs, size):
         return
     addrs = list(addrs)
     sizes = _unit_sizes(meta)
-    keep = []
+    staged = []  # the buffers behind the staged addresses
     out = len(addrs) - 1
     for k in range(out):
         buf, addrs[k] = _stage(meta, k, addrs[k], sizes[k])
-        keep.append(buf)
+        staged.append(buf)
     dst = addrs[out]
     misaligned_out = dst % np.dtype(spec.raws[out]).alignment
     if misaligned_out:
         buf, addrs[out] = _stage(meta, out, dst, sizes[out])
-        keep.append(buf)
+        staged.append(buf)
     st = _drive(spec, meta, addrs, parallel)
     if st:
         raise RuntimeError(f"numba backend: operands still rejected after staging (status {st})")

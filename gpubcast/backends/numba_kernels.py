@@ -439,31 +439,29 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
 
 
 @register_jitable
+def _transpose_units(tile, src, w, h, s_in, s_row, T, k):
+    """tile[(i * w + j) * k + u] = src[(j * s_in + i * s_row) * k + u] for u < k: elements of k
+    units of type T, read along i."""
+    for j in range(w):
+        for i in range(h):
+            for u in range(k):
+                store(tile, (i * w + j) * k + u, load(src, (j * s_in + i * s_row) * k + u, T), T)
+
+
+@register_jitable
 def _stage_transposed(tile, src, w, h, s_in, s_row, isz):
     """tile[i * w + j] = src[j * s_in + i * s_row] for i < h, j < w (elements of ``isz`` bytes),
     reading ``src`` along i (its small stride)."""
     if isz == 4:
-        for j in range(w):
-            for i in range(h):
-                store(tile, i * w + j, load(src, j * s_in + i * s_row, U32), U32)
+        _transpose_units(tile, src, w, h, s_in, s_row, U32, 1)
     elif isz == 8:
-        for j in range(w):
-            for i in range(h):
-                store(tile, i * w + j, load(src, j * s_in + i * s_row, U64), U64)
+        _transpose_units(tile, src, w, h, s_in, s_row, U64, 1)
     elif isz == 2:
-        for j in range(w):
-            for i in range(h):
-                store(tile, i * w + j, load(src, j * s_in + i * s_row, U16), U16)
+        _transpose_units(tile, src, w, h, s_in, s_row, U16, 1)
     elif isz == 1:
-        for j in range(w):
-            for i in range(h):
-                store(tile, i * w + j, load(src, j * s_in + i * s_row, U8), U8)
-    else:  # 16 bytes: two 8-byte halves
-        for j in range(w):
-            for i in range(h):
-                e = 2 * (j * s_in + i * s_row)
-                store(tile, 2 * (i * w + j), load(src, e, U64), U64)
-                store(tile, 2 * (i * w + j) + 1, load(src, e + 1, U64), U64)
+        _transpose_units(tile, src, w, h, s_in, s_row, U8, 1)
+    else:  # 16 bytes: two 8-byte units
+        _transpose_units(tile, src, w, h, s_in, s_row, U64, 2)
 
 
 @register_jitable

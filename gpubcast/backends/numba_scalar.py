@@ -279,15 +279,6 @@ def _encode(codec, v):
 
 # --- helpers over computed values -----------------------------------------------------------------
 
-def _computed(codec, x):
-    """The Numba type of decode(codec, x) (typing time)."""
-    if codec.codec in ("float16", "bfloat16"):
-        return types.float32
-    if codec.codec == "bool":
-        return types.boolean
-    return x
-
-
 def _jitable(fn):
     """``fn`` callable from jitted code (registered once)."""
     if not getattr(fn, "_gpubcast_jitable", False):
@@ -476,98 +467,81 @@ def _arith(op):
     return {"i": f, "u": f, "f": f, "c": f}
 
 
-def _int_floor_divide():
+def _integer(build):
+    """A family builder from ``build(t, signed) -> impl`` (``t``: the Numba integer type)."""
     @_builder
     def make(codec, xt):
-        t, signed = xt, xt.signed
-
-        def impl(codec, x, y):
-            a, b = x, y
-            if b == 0:
-                return t(0)
-            if signed and b == -1:
-                return t(-a)  # INT_MIN // -1 wraps to INT_MIN, and never traps
-            return t(a // b)
-        return impl
+        return build(xt, xt.signed)
     return make
 
 
-def _int_remainder():
-    @_builder
-    def make(codec, xt):
-        t, signed = xt, xt.signed
-
-        def impl(codec, x, y):
-            a, b = x, y
-            if b == 0 or (signed and b == -1):
-                return t(0)
-            return t(a % b)
-        return impl
-    return make
+def _floor_divide_int(t, signed):
+    def impl(codec, x, y):
+        a, b = x, y
+        if b == 0:
+            return t(0)
+        if signed and b == -1:
+            return t(-a)  # INT_MIN // -1 wraps to INT_MIN, and never traps
+        return t(a // b)
+    return impl
 
 
-def _int_fmod():
-    @_builder
-    def make(codec, xt):
-        t, signed = xt, xt.signed
-
-        def impl(codec, x, y):
-            a, b = x, y
-            if b == 0 or (signed and b == -1):
-                return t(0)
-            r = t(a % b)
-            if r != 0 and (a < 0) != (b < 0):
-                r = t(r - b)
-            return r
-        return impl
-    return make
+def _remainder_int(t, signed):
+    def impl(codec, x, y):
+        a, b = x, y
+        if b == 0 or (signed and b == -1):
+            return t(0)
+        return t(a % b)
+    return impl
 
 
-def _int_div_trunc():
-    @_builder
-    def make(codec, xt):
-        t, signed = xt, xt.signed
-
-        def impl(codec, x, y):
-            a, b = x, y
-            if b == 0:
-                return t(0)
-            if signed and b == -1:
-                return t(-a)
-            q = t(a // b)
-            if (a < 0) != (b < 0) and t(a % b) != 0:
-                q = t(q + 1)
-            return q
-        return impl
-    return make
+def _fmod_int(t, signed):
+    def impl(codec, x, y):
+        a, b = x, y
+        if b == 0 or (signed and b == -1):
+            return t(0)
+        r = t(a % b)
+        if r != 0 and (a < 0) != (b < 0):
+            r = t(r - b)
+        return r
+    return impl
 
 
-def _int_power():
-    @_builder
-    def make(codec, xt):
-        t, signed = xt, xt.signed
+def _div_trunc_int(t, signed):
+    def impl(codec, x, y):
+        a, b = x, y
+        if b == 0:
+            return t(0)
+        if signed and b == -1:
+            return t(-a)
+        q = t(a // b)
+        if (a < 0) != (b < 0) and t(a % b) != 0:
+            q = t(q + 1)
+        return q
+    return impl
 
-        def impl(codec, x, y):
-            a, b = x, y
-            one = t(1)
-            if signed and b < 0:
-                if a == 1:
-                    return one
-                if a == -1:
-                    return t(-1) if b & 1 else one
-                return t(0)
-            result = one
-            base = a
-            e = b
-            while e > 0:
-                if e & 1:
-                    result = t(result * base)
-                e = t(e >> 1)
-                if e > 0:
-                    base = t(base * base)
-            return result
-        return impl
-    return make
+
+def _power_int(t, signed):
+    def impl(codec, x, y):
+        a, b = x, y
+        one = t(1)
+        if signed and b < 0:
+            if a == 1:
+                return one
+            if a == -1:
+                return t(-1) if b & 1 else one
+            return t(0)
+        result = one
+        base = a
+        e = b
+        while e > 0:
+            if e & 1:
+                result = t(result * base)
+            e = t(e >> 1)
+            if e > 0:
+                base = t(base * base)
+        return result
+    return impl
 
 
 def _shift(left: bool):
@@ -744,12 +718,12 @@ def _declare():
         "subtract": sub,
         "multiply": mul,
         "divide": div,
-        "floor_divide": {"i": _int_floor_divide(), "u": _int_floor_divide(),
+        "floor_divide": {"i": _integer(_floor_divide_int), "u": _integer(_floor_divide_int),
                          "f": _lift(lambda a, b: _float_floor_divide(a, b))},
-        "remainder": {"i": _int_remainder(), "u": _int_remainder(),
+        "remainder": {"i": _integer(_remainder_int), "u": _integer(_remainder_int),
                       "f": _lift(lambda a, b: _float_remainder(a, b))},
-        "fmod": {"i": _int_fmod(), "u": _int_fmod(), "f": _lift(lambda a, b: ffmod(a, b))},
-        "power": {"i": _int_power(), "u": _int_power(), "f": _float_power,
+        "fmod": {"i": _integer(_fmod_int), "u": _integer(_fmod_int), "f": _lift(lambda a, b: ffmod(a, b))},
+        "power": {"i": _integer(_power_int), "u": _integer(_power_int), "f": _float_power,
                   "c": _lift(lambda a, b: _complex_power(a, b))},
         "maximum": {"b": _lift(lambda a, b: a or b), "i": int_max, "u": int_max, "f": _float_maximum(),
                     "c": _select(lambda a, b: _cnan(a) or _cge(a, b))},
@@ -757,7 +731,7 @@ def _declare():
                     "c": _select(lambda a, b: _cnan(a) or _cle(a, b))},
         "left_shift": {"i": _shift(True), "u": _shift(True)},
         "right_shift": {"i": _shift(False), "u": _shift(False)},
-        "div_trunc": {"i": _int_div_trunc(), "u": _int_div_trunc(), "f": div["f"], "c": div["c"]},
+        "div_trunc": {"i": _integer(_div_trunc_int), "u": _integer(_div_trunc_int), "f": div["f"], "c": div["c"]},
         "prelu": {"i": _prelu_make, "u": _prelu_make, "f": _prelu_make},
     }
     for name in _compare_real:
