@@ -283,7 +283,7 @@ class NumbaBackend(HostArrays):
         (``out`` None: a new array); it returns None when the general path must run instead
         (misaligned or overlapping operands, read-only output).  None if there is no runner."""
         spec = self.spec(op, in_dtypes, out_dtype)
-        if spec is None or spec.kind == "variadic" or any(v is not None for v in spec.views):
+        if not p.size or spec is None or spec.kind == "variadic" or any(v is not None for v in spec.views):
             return None
         meta = self.meta(p, spec)
         shape, size, empty = p.out_shape, p.size, np.empty
