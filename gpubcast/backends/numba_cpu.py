@@ -33,7 +33,7 @@ from . import numba_scalar as S
 from .reference import HostArrays, NumpyBackend
 
 #: outputs with at least this many elements run on every thread
-PARALLEL_MIN = 1 << 15
+PARALLEL_MIN = 1 << 17
 #: slab columns (and at most rows) when an input is transposed: its slabs are staged in rows
 TILE = 256
 #: elements a slab of short rows gathers (rows of the second-innermost dim)
