@@ -38,7 +38,6 @@ CASES = [  # name, shape of a, shape of b, a transposed
 def _ort_runner(a_shape, b_shape, out, transposed, threads):
     """A callable running the onnxruntime model into ``out``, or None without onnxruntime."""
     try:
-        import onnx
         import onnxruntime as ort
         from onnx import TensorProto, helper
     except ImportError:

@@ -37,8 +37,9 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
             key = (op.name, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, rule, axis,
                    backend or backends.DEFAULT_CPU, axes_mapping, dtype, target, shape)
         elif type(out) is _ndarray:
-            key = (op.name, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, out.dtype, out.shape,
-                   out.strides, rule, axis, backend or backends.DEFAULT_CPU, axes_mapping, dtype, target, shape)
+            key = (op.name, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, out.dtype,
+                   out.shape, out.strides, rule, axis, backend or backends.DEFAULT_CPU, axes_mapping,
+                   dtype, target, shape)
         else:
             key = None
     else:

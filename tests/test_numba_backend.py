@@ -54,7 +54,8 @@ def test_op_dtype_layouts(name, dt):
     _check(op, inputs_for(op, dt, [()] * len(SHAPES[op.kind][0]), rng), name, dt, "rank 0",
            **({"shape": ()} if op.kind == "move" else {}))
     zero = [(0, 6)] + [(6,)] * (len(SHAPES[op.kind][0]) - 1)
-    _check(op, inputs_for(op, dt, zero, rng), name, dt, "zero-size", **({"shape": (0, 6)} if op.kind == "move" else {}))
+    _check(op, inputs_for(op, dt, zero, rng), name, dt, "zero-size",
+           **({"shape": (0, 6)} if op.kind == "move" else {}))
 
 
 @pytest.mark.parametrize("name,dt", [c for c in CASES if c[0] in ("add", "divide", "where", "sum", "copy",

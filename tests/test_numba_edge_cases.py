@@ -72,7 +72,8 @@ def test_shift_edges(dt):
     if np.dtype(dt).kind == "i":
         counts += [-1, -bits, np.iinfo(dt).min]
     counts = [c for c in counts if np.iinfo(dt).min <= c <= np.iinfo(dt).max]
-    x = np.array([1, 3, np.iinfo(dt).max] + ([-1, np.iinfo(dt).min, -5] if np.dtype(dt).kind == "i" else []), dt)
+    negatives = [-1, np.iinfo(dt).min, -5] if np.dtype(dt).kind == "i" else []
+    x = np.array([1, 3, np.iinfo(dt).max] + negatives, dt)
     xs, cs = np.meshgrid(x, np.array(counts, dt))
     np.testing.assert_array_equal(gb.left_shift(xs, cs, **NUMBA), _np(np.left_shift, xs, cs))
     np.testing.assert_array_equal(gb.right_shift(xs, cs, **NUMBA), _np(np.right_shift, xs, cs))
@@ -86,7 +87,8 @@ def test_integer_power(dt):
     """Wrap-around powers; a negative exponent gives 1 for base 1, +-1 for base -1, else 0."""
     info = np.iinfo(dt)
     base = np.array([v for v in (0, 1, 2, 3, -1, -2, 7, info.max, info.min) if info.min <= v <= info.max], dt)
-    exps = np.array([v for v in (0, 1, 2, 3, 7, 8, 31, 63, 64, 200, -1, -2, -3) if info.min <= v <= info.max], dt)
+    exps = np.array([v for v in (0, 1, 2, 3, 7, 8, 31, 63, 64, 200, -1, -2, -3)
+                     if info.min <= v <= info.max], dt)
     b, e = np.meshgrid(base, exps)
     got = gb.power(b, e, **NUMBA)
     pos = e >= 0

@@ -127,7 +127,8 @@ def make_spec(op, in_dtypes, out_dtype) -> Spec | None:
     if op.kind == "variadic":
         step, finish = S.VARIADIC[op.name]
         raw, codec = _raw(in_dtypes[0], unsigned)
-        return Spec("variadic", lambda: K.variadic_row(step, finish, codec, raw), (raw,) * (len(in_dtypes) + 1),
+        return Spec("variadic", lambda: K.variadic_row(step, finish, codec, raw),
+                    (raw,) * (len(in_dtypes) + 1),
                     tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
     if op.kind == "quaternary":  # axpby: Gemm's alpha * AB + beta * C, 4 inputs in one pass
         raw, codec = _raw(in_dtypes[0], False)

@@ -211,8 +211,8 @@ def nt_first(dst, osz):
 def nt_copy(dst, src, nbytes):
     """Copy ``nbytes`` from ``src`` to ``dst``, streaming the whole 64-byte cache lines past the
     caches (non-temporal stores) and the partial lines at the ends with plain stores, so that no
-    line is written both ways (fastest with ``src`` at ``dst``'s offset in a 32-byte block).  The caller issues ``store_fence`` before the data is read by
-    others (the drivers do, per chunk)."""
+    line is written both ways (fastest with ``src`` at ``dst``'s offset in a 32-byte block).  The
+    caller issues ``store_fence`` before the data is read by others (the drivers do, per chunk)."""
     head = min(nbytes, (64 - dst % 64) % 64)
     _copy_small(dst, src, head)
     i = head

@@ -178,7 +178,8 @@ def _system_cpow(typingctx, a, b):
                 v = builder.insert_element(ir.Constant(vty, ir.Undefined), c.real, i0)
                 return builder.insert_element(v, c.imag, i1)
             fnty = ir.FunctionType(vty, [vty, vty])
-            r = builder.call(cgutils.get_or_insert_function(builder.module, fnty, "cpowf"), [pack(ca), pack(cb)])
+            cpowf = cgutils.get_or_insert_function(builder.module, fnty, "cpowf")
+            r = builder.call(cpowf, [pack(ca), pack(cb)])
             out.real, out.imag = builder.extract_element(r, i0), builder.extract_element(r, i1)
         return out._getvalue()
     return a(a, b), codegen
@@ -194,7 +195,8 @@ def half_to_float(h):
     e = h & np.uint32(0x7C00)
     m = h & np.uint32(0x03FF)
     if e == np.uint32(0):  # zero or subnormal: m * 2**-24, exact in float32
-        return fcopysign(np.float32(m) * np.float32(5.960464477539063e-08), f32_from_bits(sign | np.uint32(0x3F800000)))
+        magnitude = np.float32(m) * np.float32(5.960464477539063e-08)
+        return fcopysign(magnitude, f32_from_bits(sign | np.uint32(0x3F800000)))
     if e == np.uint32(0x7C00):
         return f32_from_bits(sign | np.uint32(0x7F800000) | (m << np.uint32(13)))
     return f32_from_bits(sign | (((h & np.uint32(0x7FFF)) + np.uint32(0x1C000)) << np.uint32(13)))
@@ -731,7 +733,8 @@ def _declare():
                     "c": _select(lambda a, b: _cnan(a) or _cle(a, b))},
         "left_shift": {"i": _shift(True), "u": _shift(True)},
         "right_shift": {"i": _shift(False), "u": _shift(False)},
-        "div_trunc": {"i": _integer(_div_trunc_int), "u": _integer(_div_trunc_int), "f": div["f"], "c": div["c"]},
+        "div_trunc": {"i": _integer(_div_trunc_int), "u": _integer(_div_trunc_int),
+                      "f": div["f"], "c": div["c"]},
         "prelu": {"i": _prelu_make, "u": _prelu_make, "f": _prelu_make},
     }
     for name in _compare_real:
@@ -794,7 +797,10 @@ def _mean_finish(codec, acc, n):
     if fam == "c":
         return lambda codec, acc, n: _cdiv(acc, cpack(acc, n, 0))
     if codec.codec in ("float16", "bfloat16"):
-        return lambda codec, acc, n: encode(codec, decode(codec, acc) / decode(codec, encode(codec, np.float32(n))))
+        def impl(codec, acc, n):
+            count = decode(codec, encode(codec, np.float32(n)))  # n in the inputs' type
+            return encode(codec, decode(codec, acc) / count)
+        return impl
     return lambda codec, acc, n: acc / like(acc, n)
 
 
