@@ -6,7 +6,7 @@ CUDA) execute plans; front ends (this module's NumPy-style functions,
 ``gpubcast.onnx``, ``gpubcast.openvino``) translate.
 """
 
-from . import ops
+from . import api, ops
 from .api import *  # noqa: F401,F403  (the generated NumPy-style functions)
 from .api import broadcast_to, expand, prelu, where
 from .dtypes import bfloat16
@@ -18,4 +18,4 @@ __version__ = "0.1.0"
 
 __all__ = ["BroadcastError", "BroadcastPlan", "RULES", "bfloat16", "broadcast_shapes", "broadcast_to",
            "expand", "ops", "plan", "prelu", "where",
-           *(n for n in ops.BINARY if n not in ("div_trunc", "prelu"))]
+           *api.NUMPY_STYLE_BINARY]

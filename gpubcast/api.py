@@ -39,9 +39,11 @@ def _binary(op: ops.Op):
     return f
 
 
-for _name in ops.BINARY:
-    if _name not in ("div_trunc", "prelu"):
-        globals()[_name] = _binary(ops.get(_name))
+#: the binary ops with a NumPy-style function (div_trunc is ONNX/OpenVINO's; prelu is written out)
+NUMPY_STYLE_BINARY = tuple(n for n in ops.BINARY if n not in ("div_trunc", "prelu"))
+
+for _name in NUMPY_STYLE_BINARY:
+    globals()[_name] = _binary(ops.get(_name))
 
 
 def where(condition, x, y, /, out=None, *, broadcast="numpy", axis=-1, backend=None):

@@ -7,7 +7,7 @@ import gpubcast as gb
 from gpubcast import ops
 from gpubcast.dispatch import apply
 
-NUMPY_STYLE = [n for n in ops.BINARY if n not in ("div_trunc", "prelu")]
+NUMPY_STYLE = list(gb.api.NUMPY_STYLE_BINARY)
 rng = np.random.default_rng(0)
 
 

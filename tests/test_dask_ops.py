@@ -14,7 +14,7 @@ da = pytest.importorskip("dask.array")
 import gpubcast as gb  # noqa: E402
 from gpubcast import BroadcastError, dispatch, ops  # noqa: E402
 
-API_BINARY = tuple(n for n in ops.BINARY if n not in ("div_trunc", "prelu"))
+API_BINARY = gb.api.NUMPY_STYLE_BINARY
 INTEGER_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 SHIFTS = {"left_shift", "right_shift"}
 
