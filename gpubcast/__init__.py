@@ -13,8 +13,7 @@ from .dtypes import bfloat16
 from .errors import BroadcastError
 from .plan import BroadcastPlan, plan
 from .rules import RULES, broadcast_shapes
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["BroadcastError", "BroadcastPlan", "RULES", "bfloat16", "broadcast_shapes", "broadcast_to",
            "expand", "ops", "plan", "prelu", "where",

@@ -120,6 +120,7 @@ def _warm_task(family, name, arch):
 def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
     """Compile every kernel into the runtime (disk) cache, one NVRTC program each, as a GPU
     would on first use; 0 when all compiled."""
+    from . import cache
     from .cuda import catalog, compiler
     if not arches:
         try:
@@ -140,7 +141,7 @@ def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
             errors.append(error)
     for family, (ok, bad) in counts.items():
         out(f"{family:10s} {', '.join(arches)}: {ok} cached, {bad} failed")
-    out(f"cache {compiler.cache_dir()} ({time.perf_counter() - t0:.1f} s)")
+    out(f"cache {cache.directory('nvrtc')} ({time.perf_counter() - t0:.1f} s)")
     for error in errors[:3]:
         out(error)
     return 1 if errors else 0

@@ -4,7 +4,7 @@ Inputs arrive cast to the op's loop dtypes (``dispatch.apply``): CuPy arrays liv
 device; Python scalars and 0-d NumPy arrays stay on the host and reach the kernel as
 arguments (no host-to-device copy).  ``gpubcast.cuda.launch`` picks the kernel from the
 plan's operand classes and packs its argument; kernels compile with NVRTC on first use per
-(kernel, architecture), are cached on disk, loaded with ``cupy.RawModule`` and kept per
+(kernel, architecture), are cached on disk, loaded with ``cupy.cuda.function.Module`` and kept per
 device; launches go to CuPy's current stream.  Objects exposing
 ``__cuda_array_interface__`` or a CUDA DLPack capsule (a torch CUDA tensor, ...) are
 wrapped as CuPy arrays without a copy.
@@ -117,7 +117,11 @@ class CudaBackend:
         fn = self._functions.get(key)
         if fn is None:
             arch = compiler.arch_for(dev.compute_capability)
-            path, lowered = compiler.cached_kernel(family, name, arch)
+            binary, lowered = compiler.cached_kernel(family, name, arch)
+            if not arch.startswith("sm_"):
+                binary += b"\0"  # the driver reads PTX as a NUL-terminated string
             with dev:
-                fn = self._functions[key] = self.xp.RawModule(path=str(path)).get_function(lowered)
+                module = self.xp.cuda.function.Module()
+                module.load(binary)
+                fn = self._functions[key] = module.get_function(lowered)  # it holds the module
         return fn

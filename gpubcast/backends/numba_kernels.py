@@ -52,21 +52,21 @@ stores go through raw pointers, without bounds or negative-index checks.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import platform
 
 import numpy as np
 from llvmlite import ir
-from numba import cfunc, njit, prange, types
+from numba import prange, types
 from numba.extending import intrinsic, overload, register_jitable
+
+from .numba_cache import cfunc, njit
 
 HEADER = 14
 (H_ND, H_NOPS, H_N, H_TB, H_NB, H_R2, H_M, H_MB, H_OUTER, H_ITEMS, H_FLAGS, H_ROW, H_DRIVER,
  H_TRANSPOSED) = range(HEADER)
 
-#: options of every compiled function
-JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+#: options of every compiled function (cached by ``numba_cache``, not by Numba's ``cache=True``)
+JIT = dict(nogil=True, error_model="numpy", boundscheck=False)
 
 #: elements per accumulator segment of the variadic rows; SCRATCH bytes hold ACC of any raw type
 ACC = 1024
@@ -85,20 +85,6 @@ NON_TEMPORAL = 1
 NT_ROW_BYTES = 1024
 
 
-def _source_hash() -> str:
-    """Hash of the Numba backend's sources: part of every row function's closure, hence of
-    Numba's cache key, so an edit of the scalar semantics invalidates cached rows (Numba alone
-    only watches the file that defines the function)."""
-    h = hashlib.sha256()
-    here = os.path.dirname(__file__)
-    for name in sorted(os.listdir(here)):
-        if name.startswith("numba_") and name.endswith(".py"):
-            with open(os.path.join(here, name), "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()[:16]
-
-
-SOURCE_HASH = _source_hash()
 
 
 # --- raw memory access -----------------------------------------------------------------------------
@@ -530,7 +516,8 @@ def driver_address() -> int:
     """Address of the serial driver as a C callable ``int64(row, p0, p1, p2, p3, meta address)``
     (compiled on first use), for ``run1``/``run2``/``run3``."""
     if not _DRIVER:
-        _DRIVER.append(cfunc(types.int64(*(types.int64,) * 6), **JIT)(_serial_driver))
+        _DRIVER.append(cfunc(types.int64(*(types.int64,) * 6), _serial_driver,
+                             f"{__name__}._serial_driver", **JIT))
     return _DRIVER[0].address
 
 
@@ -586,17 +573,19 @@ def drive_n_parallel(row, ptrs, meta, threads):
 
 # --- row functions -----------------------------------------------------------------------------------
 
-def _compile(fn):
-    return cfunc(ROW_SIGNATURE, **JIT)(fn)
+def _compile(fn, factory, *made_from):
+    """Compile row function ``fn`` made by ``factory`` from ``made_from`` (its cache identity, and
+    its symbol's name: no two row functions share either)."""
+    parts = [getattr(x, "__name__", None) or getattr(x, "name", None) or str(x) for x in made_from]
+    identity = "-".join([factory, *parts])
+    fn.__name__ = fn.__qualname__ = identity.replace("-", "_")
+    return cfunc(ROW_SIGNATURE, fn, identity, **JIT)
 
 
 def binary_row(F, FY, C, TA, TB, TO):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
     the row) under codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
-    src = SOURCE_HASH
-
     def row(ptrs, offs, strides, nops, n, m, scratch):
-        src  # noqa: B018  (a closure variable: part of the cache key)
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
@@ -620,16 +609,13 @@ def binary_row(F, FY, C, TA, TB, TO):
             else:
                 for k in range(n):
                     store(po, oo + k * so, F(C, load(pa, oa + k * sa, TA), load(pb, ob + k * sb, TB)), TO)
-    return _compile(row)
+    return _compile(row, "binary_row", F, FY, C, TA, TB, TO)
 
 
 def where_row(TC, TV):
     """Row function of ``where``: condition raw type ``TC`` (nonzero is true), values moved as raw
     type ``TV`` (an unsigned int or complex128 of the item size)."""
-    src = SOURCE_HASH
-
     def row(ptrs, offs, strides, nops, n, m, scratch):
-        src  # noqa: B018
         pc, px, py, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64), load(ptrs, 3, I64)
         sc, sx = load(strides, 0, I64), load(strides, 1, I64)
         sy, so = load(strides, 2, I64), load(strides, 3, I64)
@@ -660,15 +646,12 @@ def where_row(TC, TV):
                 for k in range(n):
                     x, y = load(px, ox + k * sx, TV), load(py, oy + k * sy, TV)
                     store(po, oo + k * so, x if load(pc, oc + k * sc, TC) != 0 else y, TV)
-    return _compile(row)
+    return _compile(row, "where_row", TC, TV)
 
 
 def move_row(T):
     """Row function copying raw elements of type ``T``."""
-    src = SOURCE_HASH
-
     def row(ptrs, offs, strides, nops, n, m, scratch):
-        src  # noqa: B018
         px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
         sx, so = load(strides, 0, I64), load(strides, 1, I64)
         rx, ro = load(strides, 2, I64), load(strides, 3, I64)
@@ -684,16 +667,13 @@ def move_row(T):
             else:
                 for k in range(n):
                     store(po, oo + k * so, load(px, ox + k * sx, T), T)
-    return _compile(row)
+    return _compile(row, "move_row", T)
 
 
 def variadic_row(STEP, FIN, C, T):
     """Row function folding N inputs of raw type ``T`` with ``STEP`` into an accumulator (in
     ``scratch``), ``FIN(acc, N)`` stored to the output: one pass over the output."""
-    src = SOURCE_HASH
-
     def row(ptrs, offs, strides, nops, n, m, scratch):
-        src  # noqa: B018
         count = nops - 1
         p0, s0, r0 = load(ptrs, 0, I64), load(strides, 0, I64), load(strides, nops, I64)
         po, so, ro = load(ptrs, count, I64), load(strides, count, I64), load(strides, nops + count, I64)
@@ -723,17 +703,14 @@ def variadic_row(STEP, FIN, C, T):
                 else:
                     for k in range(w):
                         store(po, oo + k * so, FIN(C, load(scratch, k, T), count), T)
-    return _compile(row)
+    return _compile(row, "variadic_row", STEP, FIN, C, T)
 
 
 def axpby_row(MUL, ADD, C, T):
     """Row function of ``axpby`` over inputs (alpha, x, beta, y): ``alpha * x + beta * y``, each
     product rounded in the raw type's codec (no FMA), like the registry's NumPy reference.
     Operands as in ``variadic_row``: 4 inputs, then the output (index 4)."""
-    src = SOURCE_HASH
-
     def row(ptrs, offs, strides, nops, n, m, scratch):
-        src  # noqa: B018
         pa, pb, pc, pd, po = (load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64),
                               load(ptrs, 3, I64), load(ptrs, 4, I64))
         sa, sb, sc, sd, so = (load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64),
@@ -751,4 +728,4 @@ def axpby_row(MUL, ADD, C, T):
                 ax = MUL(C, load(pa, oa + k * sa, T), load(pb, ob + k * sb, T))
                 by = MUL(C, load(pc, oc + k * sc, T), load(pd, od + k * sd, T))
                 store(po, oo + k * so, ADD(C, ax, by), T)
-    return _compile(row)
+    return _compile(row, "axpby_row", MUL, ADD, C, T)

@@ -6,20 +6,25 @@ virtual ``compute_XX``) and the lowered (mangled) name of every instantiation.
 
 Why not ``cupy.RawModule(code=...)``: CuPy appends ``-ftz=true`` to every NVRTC compile,
 which flushes float32 subnormals to zero (NumPy keeps them), and it asks the device for its
-architecture.  So gpubcast compiles here, with its own options, caches the CUBIN on disk
-(key: the inlined source -- headers included, cupy issue #941 --, the instantiations, the
-options, the NVRTC version and a stamp of the CUDA headers), and loads it with ``cupy.RawModule(path=...)``.
+architecture.  So gpubcast compiles here, with its own options, and keeps the CUBIN as an entry of
+``gpubcast.cache`` (kind ``nvrtc``; key: a hash of the inlined source -- headers included, cupy
+issue #941 --, the instantiation, the options, the NVRTC version and a hash of the CUDA headers),
+proven before use; the backend loads the bytes with ``cupy.cuda.function.Module.load``.
+
+The CUBIN is read through ``libnvrtc`` itself (``nvrtcGetCUBINSize`` / ``nvrtcGetCUBIN``):
+CuPy 14's ``nvrtc.getCUBIN`` drops the last byte of the binary (it strips a trailing NUL as for
+PTX), leaving an ELF file one byte short.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import hashlib
-import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
+from .. import cache
 from . import sources
 
 #: NumPy-exact floating point: no FMA contraction, subnormals kept, IEEE division
@@ -83,37 +88,62 @@ def compile_family(family: str, names, arch: str, *, fast: bool = False) -> Comp
             log = nvrtc.getProgramLog(prog)
             raise CompileError(f"NVRTC could not compile {family}.cu for {arch} ({e}):\n{log[-8000:]}") from None
         log = nvrtc.getProgramLog(prog)
-        binary = nvrtc.getCUBIN(prog) if arch.startswith("sm_") else nvrtc.getPTX(prog)
+        binary = _cubin(prog) if arch.startswith("sm_") else nvrtc.getPTX(prog)
         lowered = {name: nvrtc.getLoweredName(prog, name) for name in names}
     finally:
         nvrtc.destroyProgram(prog)
     return Compiled(family, arch, binary, lowered, log)
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("GPUBCAST_CACHE_DIR") or Path.home() / ".cache" / "gpubcast"
-    return Path(root) / "nvrtc"
+def _libnvrtc():
+    """The NVRTC library CuPy has loaded (found by its soname among the loaded libraries)."""
+    major = nvrtc_version()[0]
+    try:
+        return ctypes.CDLL(f"libnvrtc.so.{major}")
+    except OSError:
+        name = ctypes.util.find_library("nvrtc")
+        if name is None:
+            raise RuntimeError(f"libnvrtc.so.{major} not found") from None
+        return ctypes.CDLL(name)
+
+
+def _cubin(prog) -> bytes:
+    """The whole CUBIN of compiled program ``prog`` (a CuPy ``nvrtcProgram`` handle)."""
+    lib = _libnvrtc()
+    size = ctypes.c_size_t()
+    handle = ctypes.c_void_p(prog)
+    if lib.nvrtcGetCUBINSize(handle, ctypes.byref(size)):
+        raise CompileError("nvrtcGetCUBINSize failed")
+    buf = ctypes.create_string_buffer(size.value)
+    if lib.nvrtcGetCUBIN(handle, buf):
+        raise CompileError("nvrtcGetCUBIN failed")
+    return buf.raw
+
+
+def cache_key(family: str, name: str, arch: str) -> str:
+    """The cache key of instantiation ``name`` of ``family`` for ``arch``: everything its binary
+    is made from."""
+    source = hashlib.sha256(sources.source(family).encode()).hexdigest()
+    return "\0".join(["nvrtc", family, name, arch, *options(arch), repr(nvrtc_version()),
+                      sources.cuda_headers_stamp(), source])
 
 
 @functools.lru_cache(maxsize=None)
-def cached_kernel(family: str, name: str, arch: str) -> tuple[Path, str]:
-    """(path of the CUBIN/PTX holding ``name``, its mangled symbol), compiled once per cache."""
-    opts = options(arch)
-    key = hashlib.sha256("\0".join([sources.source(family), name, *opts, repr(nvrtc_version()),
-                                    sources.cuda_headers_stamp()]).encode()).hexdigest()[:24]
-    base = cache_dir() / f"{family}-{key}"
-    binary_path = base.with_suffix(".cubin" if arch.startswith("sm_") else ".ptx")
-    meta_path = base.with_suffix(".json")
-    if binary_path.exists() and meta_path.exists():
-        return binary_path, json.loads(meta_path.read_text())["lowered"]
-    compiled = compile_family(family, [name], arch)
-    base.parent.mkdir(parents=True, exist_ok=True)
-    for path, data in ((binary_path, compiled.binary),
-                       (meta_path, json.dumps({"name": name, "lowered": compiled.lowered[name]}).encode())):
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    return binary_path, compiled.lowered[name]
+def cached_kernel(family: str, name: str, arch: str) -> tuple[bytes, str]:
+    """(CUBIN or PTX holding ``name``, its mangled symbol): from the cache when a proven entry is
+    there, else compiled (by one process at a time) and stored."""
+    key = cache_key(family, name, arch)
+    path = cache.entry_path("nvrtc", f"{family}-{arch}", key)
+    payload = cache.read(path, key)
+    if payload is None:
+        with cache.locked(path):
+            payload = cache.read(path, key)  # another process may have compiled it meanwhile
+            if payload is None:
+                compiled = compile_family(family, [name], arch)
+                payload = compiled.lowered[name].encode() + b"\0" + compiled.binary
+                cache.write(path, key, payload)
+    lowered, _, binary = payload.partition(b"\0")
+    return binary, lowered.decode()
 
 
 def arch_for(compute_capability: str) -> str:

@@ -10,8 +10,11 @@ pointers in place of device pointers.  So the vector path, the scalar kernel arg
 strided path, magic division and the 64-bit path all run here as they will on a GPU
 (warps, memory ordering and NVRTC's optimiser excepted).
 
-Shared libraries are cached on disk, keyed by a hash of the source, the instantiations,
-the compiler and its flags (``$GPUBCAST_CACHE_DIR``, default ``~/.cache/gpubcast``).
+Shared libraries are kept in ``gpubcast.cache`` (kind ``emulation``), named by a hash of the
+translation unit (source and instantiations), the compiler (path and ``--version``), its flags and
+include folders; beside each ``.so`` an entry holds its SHA-256, checked before the library is
+loaded (a damaged or foreign ``.so`` is rebuilt, never loaded).  One process builds a library while
+the others wait for it (a file lock).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import concurrent.futures
 import contextlib
 import ctypes
 import dataclasses
-import fcntl
 import functools
 import hashlib
 import os
@@ -29,6 +31,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .. import cache
 from ..backends.reference import HostArrays
 from . import catalog, launch, sources
 
@@ -72,11 +75,6 @@ extern "C" unsigned long long gb_size_{i}() {{ return gb_param_size(&{name}); }}
 """
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("GPUBCAST_CACHE_DIR") or Path.home() / ".cache" / "gpubcast"
-    return Path(root) / "emulation"
-
-
 def compiler() -> str:
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not cxx:
@@ -97,34 +95,54 @@ def translation_unit(family: str, names: list[str]) -> str:
     return "".join(parts)
 
 
+@functools.lru_cache(maxsize=None)
+def _compiler_version(cxx: str) -> str:
+    proc = subprocess.run([cxx, "--version"], capture_output=True, text=True)
+    return proc.stdout.strip()
+
+
 def build(family: str, names: list[str]) -> Path:
-    """The shared library holding ``names`` of ``family`` (built once, then cached)."""
+    """The shared library holding ``names`` of ``family``: a proven cached build, else built now."""
     cxx = compiler()
     includes = [f"-I{d}" for d in sources.host_include_dirs()]
     text = translation_unit(family, names)
-    key = hashlib.sha256("\0".join([text, cxx, *CXX_FLAGS, *includes]).encode()).hexdigest()[:20]
-    lib = cache_dir() / f"{family}-{key}.so"
-    if lib.exists():
+    key = "\0".join(["emulation", hashlib.sha256(text.encode()).hexdigest(), cxx, _compiler_version(cxx),
+                     *CXX_FLAGS, *includes])
+    lib = cache.entry_path("emulation", family, key, ".so")
+    if lib is None:  # no usable cache directory: a private build, removed with the process's temp files
+        lib = Path(tempfile.mkdtemp(prefix="gpubcast-emulation-")) / f"{family}.so"
+        _compile(cxx, includes, text, lib, family)
         return lib
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    with open(lib.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)      # parallel test workers: one builds, the others wait
-        if not lib.exists():
-            _compile(cxx, includes, text, lib)
+    stamp = lib.with_suffix(".sha256")
+    if _proven(lib, stamp, key):
+        return lib
+    with cache.locked(lib):
+        if not _proven(lib, stamp, key):  # another process may have built it meanwhile
+            _compile(cxx, includes, text, lib, family)
+            cache.write(stamp, key, hashlib.sha256(lib.read_bytes()).digest())
     return lib
 
 
-def _compile(cxx, includes, text, lib: Path) -> None:
-    family = lib.name.split("-")[0]
+def _proven(lib: Path, stamp: Path, key: str) -> bool:
+    """Whether ``lib`` is the library ``stamp`` (an entry of ``key``) vouches for."""
+    digest = cache.read(stamp, key)
+    try:
+        return digest is not None and hashlib.sha256(lib.read_bytes()).digest() == digest
+    except OSError:
+        return False
+
+
+def _compile(cxx, includes, text, lib: Path, family: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / f"{family}_emulated.cpp"
         src.write_text(text)
-        out = Path(tmp) / lib.name
+        out = Path(tmp) / "build.so"
         proc = subprocess.run([cxx, *CXX_FLAGS, *includes, str(src), "-o", str(out)],
                               capture_output=True, text=True)
         if proc.returncode:
             raise RuntimeError(f"host emulation build of {family}.cu failed ({cxx}):\n{proc.stderr[-6000:]}")
-        os.replace(out, lib)
+        if not cache.write_file(lib, out.read_bytes()):
+            raise RuntimeError(f"host emulation: cannot write {lib}")
 
 
 CHUNK = 96    # instantiations per shared library: parallel g++ runs, smaller rebuilds

@@ -97,13 +97,14 @@ def cuda_include_dir() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def cuda_headers_stamp() -> str:
-    """Size and modification time of the CUDA headers the kernels include (for cache keys)."""
+    """A hash of the CUDA headers the kernels include (for cache keys: a new CUDA runtime wheel or
+    toolkit retires every kernel built against the old headers)."""
     inc = cuda_include_dir()
-    parts = []
+    h = hashlib.sha256()
     for name in ("cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp", "vector_types.h"):
-        st = (inc / name).stat() if (inc / name).exists() else None
-        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}" if st else f"{name}:-")
-    return ";".join(parts)
+        path = inc / name
+        h.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"-"))
+    return h.hexdigest()
 
 
 @functools.lru_cache(maxsize=1)
