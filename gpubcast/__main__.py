@@ -1,4 +1,4 @@
-"""Command line: ``python -m gpubcast {info,demo,bench,kernels}``.
+"""Command line: ``python -m gpubcast {info,demo,bench,kernels,cache}``.
 
 Each subcommand lives in its own module with ``configure(parser)`` and
 ``run(args) -> int``.
@@ -15,6 +15,7 @@ COMMANDS = {
     "demo": ("gpubcast.demo", "a few broadcasts of every rule set, with shapes, backends and timings"),
     "bench": ("gpubcast.bench.cli", "the broadcasting pattern suite on every backend found, against measured ceilings"),
     "kernels": ("gpubcast.kernels_cli", "compile every CUDA kernel with NVRTC (--check) or run them emulated (--emulate)"),
+    "cache": ("gpubcast.cache_cli", "where the cache of compiled code is, its size and entries; --clear, --prune"),
 }
 
 

@@ -19,7 +19,7 @@ payload), the key, the payload.  The key is a text naming everything the payload
   different contents (one key, one meaning).
 
 A cache directory that cannot be written is not an error: callers compile in memory, and a
-``CacheWarning`` says so once per directory.
+``CacheWarning`` says so once.
 """
 
 from __future__ import annotations
@@ -62,8 +62,9 @@ _USABLE: dict = {}
 
 
 def _warn_once(path: Path, why: str) -> None:
-    if str(path) not in _WARNED:
-        _WARNED.add(str(path))
+    """One ``CacheWarning`` per process and cache root."""
+    if str(root()) not in _WARNED:
+        _WARNED.add(str(root()))
         warnings.warn(f"gpubcast: cache directory {path} cannot be used ({why}); compiled code is kept in "
                       f"memory only. Set GPUBCAST_CACHE_DIR to a writable directory to cache it.",
                       CacheWarning, stacklevel=3)

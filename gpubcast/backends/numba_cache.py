@@ -47,18 +47,19 @@ from .. import cache
 _HERE = os.path.dirname(__file__)
 
 
-def _sources_hash() -> str:
-    """Hash of the Numba backend's sources (every ``numba_*.py`` here): part of every key, so an
-    edit of any scalar semantics, driver or row factory retires every entry made before it."""
+def sources_hash(folder: str = _HERE) -> str:
+    """Hash of the Numba backend's sources (every ``numba_*.py`` in ``folder``): part of every
+    key, so an edit of any scalar semantics, driver or row factory retires every entry made
+    before it."""
     h = hashlib.sha256()
-    for name in sorted(os.listdir(_HERE)):
+    for name in sorted(os.listdir(folder)):
         if name.startswith("numba_") and name.endswith(".py"):
-            with open(os.path.join(_HERE, name), "rb") as f:
+            with open(os.path.join(folder, name), "rb") as f:
                 h.update(name.encode() + b"\0" + f.read())
     return h.hexdigest()[:24]
 
 
-SOURCE_HASH = _sources_hash()
+SOURCE_HASH = sources_hash()
 _VERSIONS = (sys.version, numba.__version__, llvmlite.__version__)
 
 

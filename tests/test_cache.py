@@ -1,0 +1,280 @@
+"""The cache of compiled code (``gpubcast.cache``): every entry proven before use, damaged or
+foreign entries rebuilt, never used; processes filling one cache together; an unwritable cache;
+``python -m gpubcast cache``.
+
+Processes that share a cache run as subprocesses with their own ``GPUBCAST_CACHE_DIR`` (a fresh
+temporary directory), so nothing here depends on what an earlier run left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpubcast import cache
+from gpubcast.backends import numba_cache
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# --- entries --------------------------------------------------------------------------------------------
+
+KEY = "numba\0gpubcast.backends.numba_kernels.run2\0(array(float32, 1d, C),)"
+PAYLOAD = bytes(range(256)) * 9
+
+
+def test_an_entry_reads_back_only_whole_and_under_its_own_key():
+    data = cache.encode(KEY, PAYLOAD)
+    assert cache.decode(data, KEY) == PAYLOAD
+    assert cache.decode(data, KEY + "x") is None                       # another key
+    assert cache.decode(data, KEY[:-1]) is None
+    for n in list(range(0, 64)) + list(range(64, len(data), 97)):      # truncated anywhere
+        assert cache.decode(data[:n], KEY) is None, n
+    for i in list(range(0, len(data), 53)) + [len(data) - 1]:          # any byte flipped
+        flipped = bytearray(data)
+        flipped[i] ^= 0x40
+        assert cache.decode(bytes(flipped), KEY) is None, i
+    assert cache.decode(data + b"\0", KEY) is None                     # trailing bytes
+    assert cache.decode(os.urandom(len(data)), KEY) is None            # garbage
+    assert cache.decode(cache.encode("other", PAYLOAD), KEY) is None   # another entry's bytes
+
+
+def test_read_removes_a_damaged_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
+    path = cache.entry_path("numba", "label<locals>", KEY)
+    assert path.parent == tmp_path / cache.__version__ / "numba" and "<" not in path.name
+    assert cache.write(path, KEY, PAYLOAD) and cache.read(path, KEY) == PAYLOAD
+    assert not list(path.parent.glob("*.tmp-*"))                      # the temporary file was renamed
+    path.write_bytes(path.read_bytes()[:-1])
+    assert cache.read(path, KEY) is None and not path.exists()
+
+
+# --- the Numba backend's entries, across processes -----------------------------------------------------
+
+#: computes cases of the kinds that went wrong with Numba's own cache (issue 11) against NumPy; prints
+#: the row functions' and drivers' cache hits and misses
+CHECK = textwrap.dedent("""
+    import sys, warnings
+    import numpy as np, gpubcast as gb
+    from gpubcast.backends import numba_cache, numba_kernels as K
+    if len(sys.argv) > 1 and sys.argv[1] == "other-source":
+        numba_cache.SOURCE_HASH = "an edited numba_scalar.py"
+    if len(sys.argv) > 1 and sys.argv[1] == "other-version":
+        import gpubcast.cache
+        gpubcast.cache.__version__ = "0.0.0+other"
+    a = np.arange(6, dtype=np.int64).reshape(2, 3) + 5
+    u = np.arange(33 * 17, dtype=np.uint32)
+    cases = [
+        (gb.bitwise_and(a, np.array([3, 6, 12])), np.bitwise_and(a, [3, 6, 12])),
+        (gb.add(np.array(3, np.uint32), np.array(2, np.uint32)), np.uint32(5)),
+        (gb.logical_and(u[:33].reshape(33, 1) % 3, u[:17] % 2), np.logical_and(u[:33].reshape(33, 1) % 3, u[:17] % 2)),
+        (gb.multiply(np.float32([[1.5], [2]]), np.float32([3, -4, 0.25])), np.float32([[1.5], [2]]) * np.float32([3, -4, 0.25])),
+        (gb.minimum(np.uint8([7, 200, 3]), np.uint8([9])), np.minimum(np.uint8([7, 200, 3]), np.uint8(9))),
+        (gb.where(np.array([True, False]), np.float64([1, 2]), np.float64(7)), np.float64([1, 7])),
+    ]
+    for got, want in cases * 2:
+        assert got.dtype == np.asarray(want).dtype and np.array_equal(got, want), (got, want)
+    hits = sum(f._cache.hits for f in vars(K).values() if hasattr(getattr(f, "_cache", None), "hits"))
+    rows = [s._row._cache for s in gb.backends.get("numba")._specs.values() if s is not None and s._row is not None]
+    print("ok", hits, sum(c.hits for c in rows), sum(c.misses for c in rows))
+""")
+
+
+def _check(cache_dir, *args):
+    """Run CHECK in a fresh process over ``cache_dir``: (driver hits, row hits, row misses)."""
+    env = dict(os.environ, GPUBCAST_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", CHECK, *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = proc.stdout.split()
+    assert line[0] == "ok"
+    return tuple(map(int, line[1:]))
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory):
+    """A cache filled by one process running CHECK; (directory, its numba entries' bytes)."""
+    d = tmp_path_factory.mktemp("warm")
+    _check(d)
+    entries = {p.name: p.read_bytes() for p in (d / cache.__version__ / "numba").glob("*.entry")}
+    assert len(entries) > 10
+    return d, entries
+
+
+def _copy(warm, tmp_path):
+    d, entries = warm
+    target = tmp_path / cache.__version__ / "numba"
+    target.mkdir(parents=True)
+    for name, data in entries.items():
+        (target / name).write_bytes(data)
+    return target
+
+
+def test_a_warm_cache_is_used(warm_cache, tmp_path):
+    _copy(warm_cache, tmp_path)
+    drivers, row_hits, row_misses = _check(tmp_path)
+    assert drivers > 0 and row_hits > 0 and row_misses == 0
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "another entry's bytes", "empty"])
+def test_damaged_entries_give_right_values_and_are_rebuilt(warm_cache, tmp_path, damage):
+    target = _copy(warm_cache, tmp_path)
+    files = sorted(target.glob("*.entry"))
+    datas = [f.read_bytes() for f in files]
+    for i, f in enumerate(files):
+        f.write_bytes({"truncated": datas[i][: len(datas[i]) // 2], "garbage": os.urandom(len(datas[i])),
+                       "another entry's bytes": datas[(i + 1) % len(files)], "empty": b""}[damage])
+    drivers, row_hits, row_misses = _check(tmp_path)
+    assert drivers == 0 and row_hits == 0 and row_misses > 0    # nothing damaged was used
+    drivers, row_hits, row_misses = _check(tmp_path)            # ... and it was rebuilt
+    assert drivers > 0 and row_hits > 0 and row_misses == 0
+
+
+@pytest.mark.parametrize("change", ["other-source", "other-version"])
+def test_an_entry_from_other_sources_or_another_version_is_never_used(warm_cache, tmp_path, change):
+    _copy(warm_cache, tmp_path)
+    drivers, row_hits, row_misses = _check(tmp_path, change)
+    assert drivers == 0 and row_hits == 0 and row_misses > 0
+
+
+def test_the_source_hash_covers_every_numba_source(tmp_path):
+    here = Path(numba_cache.__file__).parent
+    for f in here.glob("numba_*.py"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    assert numba_cache.sources_hash(str(tmp_path)) == numba_cache.SOURCE_HASH
+    scalar = tmp_path / "numba_scalar.py"
+    scalar.write_text(scalar.read_text().replace('"add": add,', '"add": sub,'))
+    assert numba_cache.sources_hash(str(tmp_path)) != numba_cache.SOURCE_HASH
+
+
+def test_foreign_files_in_the_cache_are_ignored(warm_cache, tmp_path):
+    target = _copy(warm_cache, tmp_path)
+    (target / "README").write_text("not an entry")
+    (target / "x.entry.tmp-0123").write_bytes(os.urandom(100))
+    (target.parent / "nvrtc").mkdir()
+    assert _check(tmp_path)[2] == 0
+
+
+def test_an_unusable_cache_directory_compiles_in_memory_and_warns_once(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = dict(os.environ, GPUBCAST_CACHE_DIR=str(blocker / "cache"), PYTHONPATH=str(ROOT))
+    script = textwrap.dedent("""
+        import numpy as np, gpubcast as gb
+        assert np.array_equal(gb.add(np.arange(3), 1), [1, 2, 3])
+        assert np.array_equal(gb.subtract(np.float32([5]), np.float32([[1], [2]])), [[4], [3]])
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+    assert proc.stderr.count("CacheWarning") == 1, proc.stderr
+    assert "cannot be used" in proc.stderr and "GPUBCAST_CACHE_DIR" in proc.stderr
+
+
+def test_processes_filling_an_empty_cache_together_compute_right_values():
+    """The short version of ``bench/cache_stress.py`` (one spawn round, one fork round)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "cache_stress.py"), "--rounds", "2",
+                           "--procs", "3", "--cases", "5", "--seed", "11"],
+                          capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "0 wrong values, 0 unexpected exceptions, 0 hung" in proc.stdout, proc.stdout
+
+
+# --- NVRTC binaries and emulation builds --------------------------------------------------------------
+
+def _nvrtc_or_skip():
+    from gpubcast.cuda import compiler
+    try:
+        compiler.nvrtc_version()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    return compiler
+
+
+def elf_extent(b: bytes) -> int:
+    """Bytes an ELF64 file spans: its headers, sections and segments."""
+    assert b[:4] == b"\x7fELF" and b[4] == 2, "not an ELF64 file"
+    phoff, shoff = struct.unpack_from("<QQ", b, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", b, 0x36)
+    end = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+    for i in range(shnum):
+        sh_type, = struct.unpack_from("<I", b, shoff + i * shentsize + 4)
+        offset, size = struct.unpack_from("<QQ", b, shoff + i * shentsize + 0x18)
+        if sh_type != 8:  # SHT_NOBITS occupies no bytes of the file
+            end = max(end, offset + size)
+    for i in range(phnum):
+        offset, = struct.unpack_from("<Q", b, phoff + i * phentsize + 8)
+        filesz, = struct.unpack_from("<Q", b, phoff + i * phentsize + 0x20)
+        end = max(end, offset + filesz)
+    return end
+
+
+@pytest.fixture
+def one_kernel(tmp_path, monkeypatch):
+    compiler = _nvrtc_or_skip()
+    from gpubcast.cuda import catalog
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
+    compiler.cached_kernel.cache_clear()
+    yield compiler, "binary", catalog.every_instantiation()["binary"][0].names()[0]
+    compiler.cached_kernel.cache_clear()
+
+
+def test_a_cached_cubin_is_a_whole_elf_file(one_kernel, tmp_path):
+    compiler, family, name = one_kernel
+    binary, lowered = compiler.cached_kernel(family, name, "sm_90")
+    assert len(binary) == elf_extent(binary)   # CuPy's getCUBIN drops the last byte
+    assert lowered.startswith("_Z")
+    (entry,) = (tmp_path / cache.__version__ / "nvrtc").glob("*.entry")
+    assert binary in entry.read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_damaged_nvrtc_entry_is_compiled_again(one_kernel, tmp_path, damage):
+    compiler, family, name = one_kernel
+    binary, lowered = compiler.cached_kernel(family, name, "sm_90")
+    (entry,) = (tmp_path / cache.__version__ / "nvrtc").glob("*.entry")
+    data = entry.read_bytes()
+    entry.write_bytes(data[: len(data) - 7] if damage == "truncated" else os.urandom(len(data)))
+    compiler.cached_kernel.cache_clear()
+    assert compiler.cached_kernel(family, name, "sm_90") == (binary, lowered)
+    assert cache.decode(entry.read_bytes(), compiler.cache_key(family, name, "sm_90")) is not None
+
+
+def test_a_damaged_emulation_library_is_rebuilt_not_loaded(tmp_path, monkeypatch):
+    from gpubcast.cuda import catalog, emulate
+    if emulate.available():
+        pytest.skip(emulate.available())
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
+    names = list(catalog.every_instantiation()["copy"][0].names())[:1]
+    lib = emulate.build("copy", names)
+    good = lib.read_bytes()
+    lib.write_bytes(good[: len(good) // 2])                  # a truncated .so would crash dlopen
+    assert emulate.build("copy", names) == lib and lib.read_bytes() == good
+    assert emulate.Emulator([("copy", names[0])]).names() == tuple(names)
+
+
+# --- python -m gpubcast cache ---------------------------------------------------------------------------
+
+def test_the_cache_command_shows_prunes_and_clears(tmp_path, monkeypatch, capsys):
+    from gpubcast.__main__ import main
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
+    for i in range(4):
+        path = cache.entry_path("numba", f"f{i}", f"key {i}")
+        cache.write(path, f"key {i}", bytes(1000))
+        os.utime(path, (1000 + i, 1000 + i))  # f0 is the least recently used
+    assert main(["cache"]) == 0
+    shown = capsys.readouterr().out
+    assert str(tmp_path) in shown and "numba" in shown and "4 files" in shown
+    assert main(["cache", "--prune", "--max-size", "2200"]) == 0
+    assert "removed 2 files" in capsys.readouterr().out
+    left = sorted(p.name.split("-")[0] for p in (tmp_path / cache.__version__ / "numba").iterdir())
+    assert left == ["f2", "f3"]
+    assert main(["cache", "--clear"]) == 0
+    assert "removed 2 files" in capsys.readouterr().out and cache.entries() == []
+    assert main(["cache", "--prune", "--max-size", "lots"]) == 2
