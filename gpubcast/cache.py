@@ -72,19 +72,18 @@ def _warn_once(path: Path, why: str) -> None:
 
 def directory(kind: str) -> Path | None:
     """The directory of ``kind``'s entries for this gpubcast version, created on first use; None
-    (after one ``CacheWarning``) when it cannot be created or written."""
+    (after one ``CacheWarning``) when it neither exists nor can be created.  A directory that
+    exists but cannot be written still serves its entries (writes then warn once)."""
     path = root() / __version__ / kind
     ok = _USABLE.get(path)
     if ok is None:
         try:
             path.mkdir(parents=True, exist_ok=True)
-            probe = path / f".probe-{uuid.uuid4().hex}"
-            probe.write_bytes(b"")
-            probe.unlink()
             ok = True
         except OSError as e:
-            ok = False
-            _warn_once(path, f"{type(e).__name__}: {e.strerror or e}")
+            ok = path.is_dir()
+            if not ok:
+                _warn_once(path, f"{type(e).__name__}: {e.strerror or e}")
         _USABLE[path] = ok
     return path if ok else None
 
