@@ -102,9 +102,22 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
     elif p.size and any(_partial_overlap(be, x, i, p, out) for i, x in enumerate(arrays)):
         arrays = [be.copy(x) if _partial_overlap(be, x, i, p, out) else x for i, x in enumerate(arrays)]
         p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
-    if p.size:
+    if not p.size:
+        return out
+    if op.kind != "move" and any(dt.kind == "O" for dt in loop):
+        _execute_objects(be, op, p, arrays, out)
+    else:
         be.execute(op, p, arrays, out)
     return out
+
+
+def _execute_objects(be, op, p, arrays, out):
+    """An object loop calls each element's Python operator (as NumPy's does); whatever that raises
+    (ZeroDivisionError, AttributeError, ...) comes out as a TypeError naming the op."""
+    try:
+        be.execute(op, p, arrays, out)
+    except Exception as e:  # noqa: BLE001 - the elements are arbitrary Python objects
+        raise TypeError(f"{op.name}: computing on object elements failed with {type(e).__name__}: {e}") from e
 
 
 def _seen_once(inputs, out):
