@@ -75,10 +75,14 @@ def scalar_recipe(draw, dtype=None):
     return ("py", value)
 
 
+JUNK = st.sampled_from([None, "a", b"x", [1, 2], [[1], [2, 3]], [1.5, 2j], object()])
+
+
 def operand(dtype=None, shape=None):
-    """An array (3 in 4) or a scalar, with ``dtype`` / ``shape`` when given (the family of a call)."""
-    return st.one_of(array_recipe(dtype, shape), array_recipe(dtype, shape), array_recipe(dtype, shape),
-                     scalar_recipe(dtype))
+    """An array (3 in 5), a scalar, or something else (1 in 10), with ``dtype`` / ``shape`` when
+    given (the family of a call)."""
+    return st.integers(0, 9).flatmap(lambda i: array_recipe(dtype, shape) if i < 6 else
+                                     scalar_recipe(dtype) if i < 9 else JUNK.map(lambda v: ("py", v)))
 
 
 def build(recipe):
@@ -362,6 +366,9 @@ def assert_same(got, want, what):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    if got.dtype == object:  # Python objects (NaN included) compare by repr
+        assert list(map(repr, got.flat)) == list(map(repr, want.flat)), what
+        return
     np.testing.assert_array_equal(_comparable(got), _comparable(want), err_msg=what)
 
 
@@ -383,8 +390,9 @@ def assert_outcomes_agree(call, got, want, what):
 
 def numpy_ufunc_outcome(call):
     """NumPy's own answer to a numpy-rule NumPy-style binary call, or None where it has none."""
-    if call.ufunc is None or call.kwargs["broadcast"] != "numpy":
-        return None
+    if call.ufunc is None or call.kwargs["broadcast"] != "numpy" or any(
+            r[0] == "py" and not dtypes.is_python_scalar(r[1]) for r in call.recipes):
+        return None  # not comparable, or object operands (NumPy's object loops: out of gpubcast's scope)
     xs, out = call.build()
     kwargs = {} if call.kwargs["dtype"] is None else {"dtype": call.kwargs["dtype"]}
     if call.out is not None:
@@ -438,8 +446,8 @@ def check_call(data, calls, out_kind="none"):
     if numpy is None or negative_int_power(call, numpy[2]):
         return
     if numpy[1] is not None:
-        if isinstance(numpy[1], OverflowError) and any(type(x) is int and not -2**63 <= x < 2**64 for x in numpy[2]):
-            return  # NumPy converts a Python int through int64/uint64 first; gpubcast to the loop dtype
+        if isinstance(numpy[1], OverflowError) and any(type(x) is int and not -2**63 <= x < 2**63 for x in numpy[2]):
+            return  # NumPy may convert a Python int through int64 first; gpubcast to the loop dtype
         pytest.fail(f"{call!r}: gpubcast returned a value where NumPy raises {numpy[1]!r}")
     assert_outcomes_agree(call, default, numpy, "gpubcast vs NumPy's ufunc")
 
@@ -535,3 +543,16 @@ def test_option_errors_say_what_is_wrong(call, error, pattern):
     # from NumPy's object loop
     with pytest.raises(error, match=pattern):
         call()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("call,pattern", [
+    (lambda be: gb.logical_xor(np.array(True), None, backend=be),
+     r"^logical_xor: computing on object elements failed with AttributeError: "),
+    (lambda be: gb.floor_divide(np.array([1], object), 0, backend=be),
+     r"^floor_divide: computing on object elements failed with ZeroDivisionError: "),
+])
+def test_object_loop_errors_are_type_errors(call, pattern, backend):
+    # was: NumPy's object loop's own AttributeError / ZeroDivisionError
+    with pytest.raises(TypeError, match=pattern):
+        call(backend)
