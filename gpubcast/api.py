@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from . import ops
+from .dtypes import is_python_scalar
 from .dispatch import apply
 from .rules import check_shape
 
@@ -70,6 +73,12 @@ def _target_shape(shape) -> tuple[int, ...]:
     return check_shape(shape, "target shape")
 
 
+def _data(x):
+    """The data operand of a data movement: a Python scalar as NumPy holds it (np.broadcast_to's
+    answer: an int beyond int64/uint64 is an object array)."""
+    return np.asarray(x) if is_python_scalar(x) else x
+
+
 def broadcast_to(x, shape, *, mode="numpy", axes_mapping=None, axis=-1, out=None, backend=None):
     """A new array: ``x`` broadcast to ``shape`` (any dtype; strings and objects on the CPU).
 
@@ -78,16 +87,16 @@ def broadcast_to(x, shape, *, mode="numpy", axes_mapping=None, axis=-1, out=None
     larger than ``shape``), 'explicit' (``axes_mapping``: the output axis of each
     dim of x, strictly increasing) or 'pdpd' (x placed onto ``shape`` at ``axis``).
     """
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise ValueError(f"mode={mode!r} is not a broadcast_to mode; choose one of {', '.join(map(repr, MODES))}")
     if mode != "explicit" and axes_mapping is not None:
         raise ValueError(f"axes_mapping is only used with mode='explicit', not mode={mode!r}")
-    return apply(ops.get("copy"), (x,), rule=MODES[mode], axis=axis, axes_mapping=axes_mapping, out=out,
+    return apply(ops.get("copy"), (_data(x),), rule=MODES[mode], axis=axis, axes_mapping=axes_mapping, out=out,
                  backend=backend, shape=_target_shape(shape))
 
 
 def expand(x, shape, *, out=None, backend=None):
     """ONNX Expand: ``x`` broadcast bidirectionally with ``shape`` (numpy rule of the two;
     the result may differ from ``shape`` when it holds 1s or is shorter than x's rank)."""
-    return apply(ops.get("copy"), (x,), rule="bidirectional", out=out, backend=backend,
+    return apply(ops.get("copy"), (_data(x),), rule="bidirectional", out=out, backend=backend,
                  shape=_target_shape(shape))

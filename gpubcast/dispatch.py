@@ -53,15 +53,26 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
             result = runner(inputs, out)
             if result is not None:
                 return result
+    if out is not None:
+        out = _checked_out(op, out)
     if any(backends.is_dask_array(x) for x in inputs):
         from . import dask_arrays
         return dask_arrays.apply(op, inputs, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out,
                                  dtype=dtype, target=target, shape=shape)
     be = backends.select(inputs, out, backend)
     arrays = [x if _dt.is_python_scalar(x) or be.owns(x) else be.asarray(x) for x in inputs]
-    loop, out_dtype = resolve_types(op, tuple(_dt.weak_type(x) for x in arrays), dtype)
-    arrays = [x if not _dt.is_python_scalar(x) and x.dtype == dt else be.asarray(x, dtype=dt)
-              for x, dt in zip(arrays, loop)]
+    types = tuple(_dt.weak_type(x) for x in arrays)
+    loop, out_dtype = resolve_types(op, types, dtype)
+    if "comparison" in op.tags and int in types:
+        arrays, loop = _compare_out_of_range(arrays, types, loop)
+    try:
+        arrays = [x if not _dt.is_python_scalar(x) and x.dtype == dt else be.asarray(x, dtype=dt)
+                  for x, dt in zip(arrays, loop)]
+    except OverflowError:  # a Python int that does not fit: NumPy's error, with NumPy 2's wording throughout
+        misfit = next(((x, dt) for x, dt in zip(arrays, loop) if type(x) is int and not _dt.fits(x, dt)), None)
+        if misfit is None:
+            raise
+        raise OverflowError(f"{op.name}: Python integer {misfit[0]} out of bounds for {misfit[1]}") from None
 
     if out is not None and out.dtype != out_dtype:
         if not np.can_cast(out_dtype, out.dtype, casting="same_kind"):
@@ -91,9 +102,22 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
     elif p.size and any(_partial_overlap(be, x, i, p, out) for i, x in enumerate(arrays)):
         arrays = [be.copy(x) if _partial_overlap(be, x, i, p, out) else x for i, x in enumerate(arrays)]
         p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
-    if p.size:
+    if not p.size:
+        return out
+    if op.kind != "move" and any(dt.kind == "O" for dt in loop):
+        _execute_objects(be, op, p, arrays, out)
+    else:
         be.execute(op, p, arrays, out)
     return out
+
+
+def _execute_objects(be, op, p, arrays, out):
+    """An object loop calls each element's Python operator (as NumPy's does); whatever that raises
+    (ZeroDivisionError, AttributeError, ...) comes out as a TypeError naming the op."""
+    try:
+        be.execute(op, p, arrays, out)
+    except Exception as e:  # noqa: BLE001 - the elements are arbitrary Python objects
+        raise TypeError(f"{op.name}: computing on object elements failed with {type(e).__name__}: {e}") from e
 
 
 def _seen_once(inputs, out):
@@ -126,6 +150,36 @@ def _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target,
             return None
         key += (x.dtype, x.shape, x.strides)
     return tuple(key)
+
+
+def _compare_out_of_range(arrays, types, loop):
+    """A comparison of an integer array with a Python int outside its loop dtype, as NumPy 2 computes
+    it (exactly): the int compares as +-inf would, so the two compare in float64 with that infinity."""
+    ints = [type(x) is int and not _dt.fits(x, dt) for x, dt in zip(arrays, loop)]
+    if not any(ints) or all(ints) or not all(isinstance(t, np.dtype) and t.kind in "iu" or t is int
+                                               for t in types):
+        return arrays, loop
+    arrays = [(np.inf if x > 0 else -np.inf) if big else x for x, big in zip(arrays, ints)]
+    return arrays, (np.dtype(np.float64),) * len(arrays)
+
+
+def _checked_out(op: Op, out):
+    """``out=`` as given, checked at the front door (as NumPy's ufuncs check it): an array, writable;
+    a tuple of one array is that array."""
+    if type(out) is tuple:
+        if len(out) != 1:
+            raise ValueError(f"{op.name}: the out= tuple must hold exactly one array (the op has one "
+                             f"output), got {len(out)} entries")
+        (out,) = out
+    if backends.is_dask_array(out):
+        return out  # refused with the Dask path's own message
+    if not (isinstance(out, np.ndarray) or backends.is_cuda_array(out)):
+        raise TypeError(f"{op.name}: out= must be an array (numpy.ndarray, or a CUDA array for CUDA inputs), "
+                        f"got {type(out).__name__} {out!r:.40}; pass e.g. numpy.empty(shape, dtype), or "
+                        f"leave out= unset")
+    if isinstance(out, np.ndarray) and not out.flags.writeable:
+        raise ValueError(f"{op.name}: output array is read-only")
+    return out
 
 
 def plan_for(arrays, rule, axis, axes_mapping, out, target, shape):
@@ -165,6 +219,9 @@ def resolve_types(op: Op, types, dtype=None):
     if dtype is None:
         return op.resolve(types)
     dtype = np.dtype(dtype)
+    if _dt.kind(dtype) not in "biufc":  # NumPy's object loop would raise Python's errors (1 // 0, ...)
+        raise TypeError(f"{op.name}: dtype={dtype} is not a type gpubcast computes in; choose a bool, "
+                        f"integer, floating or complex dtype")
     if op.ufunc is None:
         return op.resolve(types)[0], dtype
     try:

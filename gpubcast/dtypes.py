@@ -33,6 +33,14 @@ def weak_type(x):
     return x.dtype
 
 
+def fits(value: int, dt: np.dtype) -> bool:
+    """Whether the Python int ``value`` converts to ``dt`` without overflow (floats: always, maybe inf)."""
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.min <= value <= info.max
+    return True
+
+
 _WEAK_VALUE = {int: 0, float: 0.0, complex: 0j}
 
 

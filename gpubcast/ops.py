@@ -191,9 +191,13 @@ _BINARY_UFUNCS = {
     "right_shift": "x1 >> x2, arithmetic for signed (a shift by >= the width gives 0, or -1 for negatives)",
 }
 
+#: ops tagged "comparison": NumPy 2 compares an integer array with a Python int of any size exactly
+COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+
 for _name, _doc in _BINARY_UFUNCS.items():
     _u = getattr(np, _name)
-    declare(Op(_name, "binary", 2, _quiet(_u), _doc, ufunc=_u))
+    declare(Op(_name, "binary", 2, _quiet(_u), _doc, ufunc=_u,
+               tags=frozenset({"comparison"}) if _name in COMPARISONS else frozenset()))
 
 declare(Op("power", "binary", 2, _quiet(_int_power),
            "x1 ** x2; an integer to a negative integer power gives 1 for base 1, +-1 for base -1, else 0",

@@ -12,7 +12,7 @@ import functools
 import operator
 from dataclasses import dataclass
 
-from .rules import check_shape, dim_maps
+from .rules import check_options, check_shape, dim_maps
 
 CONTIGUOUS, SCALAR, STRIDED = "contiguous", "scalar", "strided"
 INT32_LIMIT = 2**31 - 1
@@ -88,8 +88,8 @@ def plan(*operands, rule: str = "numpy", axis: int = -1, axes_mapping=None, out=
     C-contiguous.  Cached: a second call with the same shapes, strides and rule
     returns the same plan object without rebuilding anything.
     """
-    if axes_mapping is not None and type(axes_mapping) is not tuple:
-        axes_mapping = tuple(axes_mapping)
+    if type(rule) is not str or type(axis) is not int or axes_mapping is not None:
+        rule, axis, axes_mapping = check_options(rule, axis, axes_mapping)
     try:  # the hot path: every operand an array
         keys = tuple([(x.shape, x.strides, x.itemsize) for x in operands])
     except AttributeError:

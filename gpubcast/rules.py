@@ -53,10 +53,31 @@ def check_shape(shape, what: str = "shape") -> tuple[int, ...]:
 
 def _label(rule: str, axis: int | None = None, axes_mapping=None) -> str:
     if rule == "pdpd":
-        return f"broadcast (pdpd, axis={axis})"
+        return f"broadcast (pdpd, axis={axis!r})"
     if rule == "explicit":
-        return f"broadcast (explicit, axes_mapping={list(axes_mapping) if axes_mapping is not None else None})"
+        shown = list(axes_mapping) if isinstance(axes_mapping, (list, tuple)) else axes_mapping
+        return f"broadcast (explicit, axes_mapping={shown!r})"
     return f"broadcast ({rule})"
+
+
+def check_options(rule, axis=-1, axes_mapping=None):
+    """``(rule, axis, axes_mapping)`` validated and made hashable (plans are cached on them): a known
+    rule name, an int ``axis`` and None or a tuple of ints for ``axes_mapping`` (bools rejected)."""
+    if not isinstance(rule, str) or rule not in RULES:
+        raise ValueError(f"unknown broadcast rule {rule!r}; choose one of {', '.join(map(repr, RULES))}")
+    label = _label(rule, axis, axes_mapping)
+    if type(axis) is not int:
+        if isinstance(axis, bool) or not hasattr(axis, "__index__"):
+            raise TypeError(f"{label}: axis must be an int, got {type(axis).__name__} {axis!r}")
+        axis = operator.index(axis)
+    if axes_mapping is not None:
+        if isinstance(axes_mapping, (str, bytes)) or not hasattr(axes_mapping, "__iter__"):
+            raise TypeError(f"{label}: axes_mapping must be a sequence of ints, got {type(axes_mapping).__name__}")
+        entries = tuple(axes_mapping)
+        if any(isinstance(a, bool) or not hasattr(a, "__index__") for a in entries):
+            raise TypeError(f"{label}: axes_mapping must be a sequence of ints, got {list(entries)!r}")
+        axes_mapping = tuple(operator.index(a) for a in entries)
+    return rule, axis, axes_mapping
 
 
 def remapped_shape(shape, dmap, rank) -> tuple[int, ...]:
@@ -94,8 +115,7 @@ def dim_maps(shapes: Sequence[tuple[int, ...]], rule: str = "numpy", axis: int =
     ``shapes`` must already be tuples of non-negative ints (see ``check_shape``).
     Raises ``BroadcastError`` for every violation of the rule.
     """
-    if rule not in RULES:
-        raise ValueError(f"unknown broadcast rule {rule!r}; choose one of {', '.join(map(repr, RULES))}")
+    rule, axis, axes_mapping = check_options(rule, axis, axes_mapping)
     label = _label(rule, axis, axes_mapping)
 
     if rule in ("numpy", "bidirectional", "none"):
@@ -175,9 +195,6 @@ def dim_maps(shapes: Sequence[tuple[int, ...]], rule: str = "numpy", axis: int =
 
 def _pdpd_map(label, s, i, target, axis) -> DimMap:
     rank = len(target)
-    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
-        raise TypeError(f"{label}: axis must be an int, got {type(axis).__name__}")
-    axis = operator.index(axis)
     if len(s) > rank:
         raise BroadcastError(
             f"{label}: arg {i} with shape {s} has rank {len(s)}, more than the rank {rank} of arg 0 "
@@ -198,10 +215,7 @@ def _explicit_map(label, s, i, target, target_index, axes_mapping) -> DimMap:
     if axes_mapping is None:
         raise BroadcastError(f"{label}: rule 'explicit' needs axes_mapping, one output axis per dim of "
                              f"arg {i} with shape {s}")
-    try:
-        mapping = tuple(operator.index(a) for a in axes_mapping)
-    except TypeError:
-        raise TypeError(f"{label}: axes_mapping must be a sequence of ints") from None
+    mapping = axes_mapping
     if len(mapping) != len(s):
         raise BroadcastError(
             f"{label}: axes_mapping has {len(mapping)} entries but arg {i} with shape {s} has rank "
