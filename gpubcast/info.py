@@ -91,7 +91,7 @@ def backends_found() -> dict[str, str | None]:
 
 def run(args) -> int:
     import gpubcast
-    from gpubcast import backends
+    from gpubcast import backends, cache
 
     print(f"gpubcast {gpubcast.__version__} on Python {platform.python_version()} ({platform.machine()})")
     for name, version in versions().items():
@@ -100,6 +100,7 @@ def run(args) -> int:
     for name, why in backends_found().items():
         print(f"  {name:12s} {'available' if why is None else 'unavailable: ' + why}")
     print(f"default CPU backend: {backends.DEFAULT_CPU}")
+    print(f"cache of compiled code: {cache.root() / cache.__version__} (python -m gpubcast cache)")
     cpu = cpu_info()
     print(f"CPU: {cpu['model']} ({cpu['machine']}, {cpu['cores']} cores)")
     gpu, why = gpu_info()

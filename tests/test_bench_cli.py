@@ -12,6 +12,7 @@ import jsonschema
 import numpy as np
 import pytest
 
+import gpubcast.cache
 import gpubcast.info
 from gpubcast.__main__ import main
 from gpubcast.bench import report
@@ -135,6 +136,7 @@ def test_module_entry_point_lists_bench_and_info_reports():
                           check=True).stdout
     assert "backends:" in info and "numpy        available" in info
     assert info.count("GPU: ") == 1 and "CPU: " in info
+    assert f"cache of compiled code: {gpubcast.cache.root() / gpubcast.__version__}" in info
     gpu, why = gpubcast.info.gpu_info()
     assert (f"GPU: none ({why})" in info) if gpu is None else (gpu["name"] in info)
 
