@@ -74,8 +74,9 @@ def options(arch: str, fast: bool = False) -> tuple[str, ...]:
             *(FAST_OPTIONS if fast else ()))
 
 
-def compile_family(family: str, names, arch: str, *, fast: bool = False) -> Compiled:
-    """Compile ``names`` (name expressions) of ``family`` for ``arch`` in one NVRTC program."""
+def compile_family(family: str, names, arch: str, *, fast: bool = False, extra_options=()) -> Compiled:
+    """Compile ``names`` (name expressions) of ``family`` for ``arch`` in one NVRTC program
+    (``extra_options`` appended, e.g. ``--ptxas-options=-v`` for ptxas's report in the log)."""
     nvrtc = nvrtc_module()
     names = list(names)
     prog = nvrtc.createProgram(sources.source(family), f"{family}.cu", [], [])
@@ -83,7 +84,7 @@ def compile_family(family: str, names, arch: str, *, fast: bool = False) -> Comp
         for name in names:
             nvrtc.addNameExpression(prog, name)
         try:
-            nvrtc.compileProgram(prog, list(options(arch, fast)))
+            nvrtc.compileProgram(prog, [*options(arch, fast), *extra_options])
         except nvrtc.NVRTCError as e:
             log = nvrtc.getProgramLog(prog)
             raise CompileError(f"NVRTC could not compile {family}.cu for {arch} ({e}):\n{log[-8000:]}") from None
