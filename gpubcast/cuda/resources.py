@@ -374,6 +374,7 @@ def occupancy(registers: int, shared: int, arch: str, block: int = launch.BLOCK)
     return blocks, blocks * block / THREADS_PER_SM
 
 
+@functools.lru_cache(maxsize=None)
 def measure(k: Hot, arch: str) -> Resources:
     """The static resources of hot kernel ``k`` on ``arch`` (an ``sm_XX``)."""
     cubin, symbol, log = compiled(k.family, k.name, arch)
@@ -399,8 +400,12 @@ def measure(k: Hot, arch: str) -> Resources:
         steady_loop(instrs, labels, predicated, k.accesses))
 
 
-def report(arches=("sm_80", "sm_90"), kernels=None) -> list[Resources]:
-    return [measure(k, arch) for arch in arches for k in (kernels or hot())]
+def report(arches=("sm_80", "sm_90"), kernels=None, jobs: int = 2) -> list[Resources]:
+    """``measure`` of every kernel (default: ``hot()``) on every arch, ``jobs`` at a time."""
+    import concurrent.futures
+    tasks = [(k, arch) for arch in arches for k in (kernels or hot())]
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        return list(pool.map(lambda t: measure(*t), tasks))
 
 
 def _widths(d: dict) -> str:
