@@ -7,7 +7,7 @@ import pytest
 from gpubcast.cuda import compiler, resources as res
 
 WHY = res.unavailable()
-pytestmark = pytest.mark.skipif(bool(WHY), reason=f"static resource checks need NVRTC, cuobjdump and nvdisasm: {WHY}")
+needs_tools = pytest.mark.skipif(bool(WHY), reason=f"static resource checks need NVRTC, cuobjdump and nvdisasm: {WHY}")
 
 ARCHES = ("sm_80", "sm_90")
 HOT = {k.label: k for k in res.hot()}
@@ -28,6 +28,7 @@ def _cases(labels, known_failures=None):
 
 
 @pytest.mark.parametrize("label, arch", _cases(HOT))
+@needs_tools
 def test_no_spills_and_no_local_memory(label, arch):
     r = res.measure(HOT[label], arch)
     assert (r.spill_stores, r.spill_loads) == (0, 0), f"{label} on {arch} spills"
@@ -35,6 +36,7 @@ def test_no_spills_and_no_local_memory(label, arch):
 
 
 @pytest.mark.parametrize("label, arch", _cases(["add f32 contig", "copy 4 B contig"]))
+@needs_tools
 def test_contiguous_kernels_load_and_store_128_bits(label, arch):
     r = res.measure(HOT[label], arch)
     assert r.loads.get(128, 0) >= 1 and r.stores.get(128, 0) >= 1, (r.loads, r.stores)
@@ -42,11 +44,13 @@ def test_contiguous_kernels_load_and_store_128_bits(label, arch):
 
 
 @pytest.mark.parametrize("label, arch", _cases([k.label for k in HOT.values() if k.float32], LOW_OCCUPANCY))
+@needs_tools
 def test_float32_binary_where_copy_kernels_reach_half_occupancy(label, arch):
     r = res.measure(HOT[label], arch)
     assert r.occupancy >= 0.5, f"{r.registers} registers/thread -> {r.blocks_per_sm} blocks: {r.occupancy:.1%}"
 
 
+@needs_tools
 def test_every_hot_kernel_has_a_steady_loop_and_a_vector_path():
     for k in HOT.values():
         r = res.measure(k, "sm_90")
@@ -54,6 +58,7 @@ def test_every_hot_kernel_has_a_steady_loop_and_a_vector_path():
         assert r.vector_per_element is not None, k.label
 
 
+@needs_tools
 def test_ptxas_verbose_leaves_the_sass_unchanged():
     # the report's CUBIN is built with --ptxas-options=-v added; the runtime's without it
     k = HOT["copy 4 B contig"]
@@ -108,6 +113,7 @@ def test_loop_and_vector_path_on_a_small_sass():
     assert res.steady_loop(instrs, labels, predicated, accesses=0) == res.Loop(0x10, 0xb0, 11, 8)
 
 
+@needs_tools
 def test_cli_prints_the_table_and_rejects_virtual_archs():
     from gpubcast import kernels_cli
     lines = []

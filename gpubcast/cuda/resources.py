@@ -9,8 +9,8 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   runtime compiles it (``compiler.options``: same source, same options), plus
   ``--ptxas-options=-v`` so that ptxas writes its report into NVRTC's log.  That option changes
   only the CUBIN's toolkit-info note (which records the command line), not the code
-  (``tests/test_kernels_resources.py`` checks that the SASS is the same).  The log and the CUBIN
-  are kept in gpubcast's cache (kind ``nvrtc``).
+  (``tests/test_kernels_resources.py`` checks that the SASS is the same).  The log and the CUBIN,
+  and the tools' listings of it, are kept in gpubcast's cache (kind ``nvrtc``).
 - Where each number comes from: registers, stack, shared and local memory from
   ``cuobjdump -res-usage``; spill stores/loads (bytes) from ptxas's report (registers checked
   equal to cuobjdump's); everything else from the SASS that ``nvdisasm -c -ndf`` prints.
@@ -157,23 +157,53 @@ def _run_tool(name: str, args, cubin: bytes) -> str:
 
 # ---- compiling (cached) ---------------------------------------------------------------------------
 
-def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
-    """(CUBIN, mangled symbol, NVRTC log with ptxas's report) of one kernel, compiled alone with
-    the runtime options plus ``VERBOSE``; from gpubcast's cache when a proven entry is there."""
-    key = "\0".join([compiler.cache_key(family, name, arch), "resources", *VERBOSE])
-    path = cache.entry_path("nvrtc", f"{family}-{arch}-resources", key)
+def _cached(label: str, key: str, make) -> bytes:
+    """The payload of ``key`` from gpubcast's cache (kind ``nvrtc``), else ``make()``, stored."""
+    path = cache.entry_path("nvrtc", label, key)
     payload = cache.read(path, key)
     if payload is None:
         with cache.locked(path):
             payload = cache.read(path, key)
             if payload is None:
-                c = compiler.compile_family(family, [name], arch, extra_options=VERBOSE)
-                meta = json.dumps({"symbol": c.lowered[name], "log": c.log}).encode()
-                payload = meta + b"\0" + c.binary
+                payload = make()
                 cache.write(path, key, payload)
-    meta, _, cubin = payload.partition(b"\0")
+    return payload
+
+
+def _compile_key(family: str, name: str, arch: str) -> str:
+    return "\0".join([compiler.cache_key(family, name, arch), "resources", *VERBOSE])
+
+
+def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
+    """(CUBIN, mangled symbol, NVRTC log with ptxas's report) of one kernel, compiled alone with
+    the runtime options plus ``VERBOSE``; from gpubcast's cache when a proven entry is there."""
+    def make():
+        c = compiler.compile_family(family, [name], arch, extra_options=VERBOSE)
+        return json.dumps({"symbol": c.lowered[name], "log": c.log}).encode() + b"\0" + c.binary
+    meta, _, cubin = _cached(f"{family}-{arch}-resources", _compile_key(family, name, arch), make).partition(b"\0")
     info = json.loads(meta)
     return cubin, info["symbol"], info["log"]
+
+
+@functools.lru_cache(maxsize=None)
+def tool_version(name: str) -> str:
+    """The last line of ``name --version`` (e.g. ``Build cuda_13.5.r13.5/compiler.39125733_0``)."""
+    done = subprocess.run([tool(name), "--version"], capture_output=True, text=True, timeout=60)
+    return (done.stdout.strip().splitlines() or [""])[-1]
+
+
+def listings(family: str, name: str, arch: str) -> tuple[bytes, str, str, str, str]:
+    """(CUBIN, symbol, ptxas log, ``cuobjdump -res-usage`` text, ``nvdisasm -c -ndf`` text) of one
+    kernel; the tools' output is cached too (keyed by the CUBIN's key and the tools' versions)."""
+    cubin, symbol, log = compiled(family, name, arch)
+    key = "\0".join([_compile_key(family, name, arch), "listings",
+                     tool_version("cuobjdump"), tool_version("nvdisasm")])
+
+    def make():
+        return json.dumps({"res_usage": _run_tool("cuobjdump", ["-res-usage"], cubin),
+                           "sass": _run_tool("nvdisasm", ["-c", "-ndf"], cubin)}).encode()
+    info = json.loads(_cached(f"{family}-{arch}-sass", key, make))
+    return cubin, symbol, log, info["res_usage"], info["sass"]
 
 
 # ---- parsing --------------------------------------------------------------------------------------
@@ -377,13 +407,13 @@ def occupancy(registers: int, shared: int, arch: str, block: int = launch.BLOCK)
 @functools.lru_cache(maxsize=None)
 def measure(k: Hot, arch: str) -> Resources:
     """The static resources of hot kernel ``k`` on ``arch`` (an ``sm_XX``)."""
-    cubin, symbol, log = compiled(k.family, k.name, arch)
-    usage = res_usage(_run_tool("cuobjdump", ["-res-usage"], cubin))[symbol]
+    _, symbol, log, usage_text, sass = listings(k.family, k.name, arch)
+    usage = res_usage(usage_text)[symbol]
     report = ptxas_report(log).get(symbol, {})
     if report.get("registers", usage["REG"]) != usage["REG"]:
         raise RuntimeError(f"{k.name} on {arch}: ptxas reports {report['registers']} registers, "
                            f"cuobjdump {usage['REG']}")
-    instrs, labels, predicated = sass_functions(_run_tool("nvdisasm", ["-c", "-ndf"], cubin))[symbol]
+    instrs, labels, predicated = sass_functions(sass)[symbol]
     loads: dict = {}
     stores: dict = {}
     for i in instrs:
