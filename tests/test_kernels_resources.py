@@ -62,10 +62,22 @@ def test_every_hot_kernel_has_a_steady_loop_and_a_vector_path():
 def test_ptxas_verbose_leaves_the_sass_unchanged():
     # the report's CUBIN is built with --ptxas-options=-v added; the runtime's without it
     k = HOT["copy 4 B contig"]
-    plain = compiler.compile_family(k.family, [k.name], "sm_90").binary
+    plain = res.clean_compile(k.family, k.name, "sm_90", ()).partition(b"\0")[2]
     verbose, _, log = res.compiled(k.family, k.name, "sm_90")
     assert "spill stores" in log
     assert res._run_tool("nvdisasm", ["-c", "-ndf"], plain) == res._run_tool("nvdisasm", ["-c", "-ndf"], verbose)
+
+
+@needs_tools
+def test_an_earlier_fast_compile_does_not_change_the_report():
+    # NVRTC 13.5 keeps state: after an --Ofast-compile=max program, later programs of the process
+    # compile differently; the report then compiles in a fresh process
+    k = HOT["where f32 general64"]
+    compiler.compile_family(k.family, [k.name], "compute_90", fast=True)
+    assert compiler.fast_compiled()
+    fresh = res.clean_compile(k.family, k.name, "sm_90").partition(b"\0")[2]
+    cached = res.listings(k.family, k.name, "sm_90")[4]
+    assert res._run_tool("nvdisasm", ["-c", "-ndf"], fresh) == cached
 
 
 def test_occupancy_formula():

@@ -9,7 +9,9 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   runtime compiles it (``compiler.options``: same source, same options), plus
   ``--ptxas-options=-v`` so that ptxas writes its report into NVRTC's log.  That option changes
   only the CUBIN's toolkit-info note (which records the command line), not the code
-  (``tests/test_kernels_resources.py`` checks that the SASS is the same).  The log and the CUBIN,
+  (``tests/test_kernels_resources.py`` checks that the SASS is the same).  In a process that has
+  compiled with ``--Ofast-compile`` (``kernels --check --fast``), NVRTC compiles later programs
+  differently, so the kernels are then compiled in a fresh process.  The log and the CUBIN,
   and the tools' listings of it, are kept in gpubcast's cache (kind ``nvrtc``).
 - Where each number comes from: registers, stack, shared and local memory from
   ``cuobjdump -res-usage``; spill stores/loads (bytes) from ptxas's report (registers checked
@@ -174,13 +176,33 @@ def _compile_key(family: str, name: str, arch: str) -> str:
     return "\0".join([compiler.cache_key(family, name, arch), "resources", *VERBOSE])
 
 
+def _compile_payload(family: str, name: str, arch: str, extra_options=VERBOSE) -> bytes:
+    c = compiler.compile_family(family, [name], arch, extra_options=extra_options)
+    return json.dumps({"symbol": c.lowered[name], "log": c.log}).encode() + b"\0" + c.binary
+
+
+def clean_compile(family: str, name: str, arch: str, extra_options=VERBOSE) -> bytes:
+    """``_compile_payload`` in this process, or in a fresh one when this process has compiled a
+    ``--Ofast-compile`` program (NVRTC keeps state: ``compiler.fast_compiled``)."""
+    if not compiler.fast_compiled():
+        return _compile_payload(family, name, arch, tuple(extra_options))
+    return _fresh_pool().submit(_compile_payload, family, name, arch, tuple(extra_options)).result()
+
+
+@functools.lru_cache(maxsize=1)
+def _fresh_pool():
+    """One spawned worker process (started once, on first need) for ``clean_compile``."""
+    import concurrent.futures
+    import multiprocessing
+    return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+
 def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
     """(CUBIN, mangled symbol, NVRTC log with ptxas's report) of one kernel, compiled alone with
-    the runtime options plus ``VERBOSE``; from gpubcast's cache when a proven entry is there."""
-    def make():
-        c = compiler.compile_family(family, [name], arch, extra_options=VERBOSE)
-        return json.dumps({"symbol": c.lowered[name], "log": c.log}).encode() + b"\0" + c.binary
-    meta, _, cubin = _cached(f"{family}-{arch}-resources", _compile_key(family, name, arch), make).partition(b"\0")
+    the runtime options plus ``VERBOSE`` (``clean_compile``); from gpubcast's cache when a proven
+    entry is there."""
+    meta, _, cubin = _cached(f"{family}-{arch}-resources", _compile_key(family, name, arch),
+                             lambda: clean_compile(family, name, arch)).partition(b"\0")
     info = json.loads(meta)
     return cubin, info["symbol"], info["log"]
 
