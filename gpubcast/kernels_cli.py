@@ -9,6 +9,10 @@
     --warm [--arch sm_90]
         fill the runtime kernel cache (what a GPU compiles on first use) for the given
         architecture, default the current device's, in parallel.
+    --resources [--arch sm_80 sm_90]
+        static resource report of the hot kernels (gpubcast.cuda.resources): registers, spills,
+        local memory, occupancy at the launch block size, global access widths and instructions
+        per element, from ptxas's report and the SASS (cuobjdump, nvdisasm); no GPU needed.
     --emulate [--seed N] [--cases N]
         run every kernel family on the CPU (host emulation harness) over the benchmark
         patterns and random cases, against the NumPy reference; non-zero exit on any mismatch.
@@ -29,8 +33,11 @@ def configure(parser) -> None:
     parser.add_argument("--emulate", action="store_true", help="run every kernel family under host emulation")
     parser.add_argument("--warm", action="store_true",
                         help="compile every kernel into the runtime cache (default arch: the current GPU's)")
+    parser.add_argument("--resources", action="store_true",
+                        help="static resource report of the hot kernels (registers, spills, occupancy, SASS)")
     parser.add_argument("--arch", nargs="+", default=None, metavar="SM",
-                        help="architectures for --check (default: sm_80 sm_90) or --warm (default: the GPU's)")
+                        help="architectures for --check and --resources (default: sm_80 sm_90) "
+                             "or --warm (default: the GPU's)")
     parser.add_argument("--fast", action="store_true",
                         help="--check: PTX for compute_XX with --Ofast-compile=max (no ptxas)")
     parser.add_argument("--emit", metavar="DIR", help="--check: write each program's PTX into DIR")
@@ -147,6 +154,27 @@ def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
     return 1 if errors else 0
 
 
+def resources(arches, jobs=2, out=print) -> int:
+    """Print the static resource table of the hot kernels for ``arches``; 0 when it was made."""
+    from .cuda import compiler, resources as res
+    why = res.unavailable()
+    if why:
+        out(f"error: the resource report cannot be made here: {why}")
+        return 2
+    bad = [a for a in arches if not a.startswith("sm_") or not a[3:].isdigit()]
+    if bad:
+        out(f"error: --resources takes real architectures like sm_80 or sm_90, not {bad[0]!r}")
+        return 2
+    t0 = time.perf_counter()
+    rows = res.report(arches, jobs=jobs)
+    out(f"Static, from the SASS and ptxas's report (nothing measured on a GPU): NVRTC "
+        f"{'.'.join(map(str, compiler.nvrtc_version()))}, runtime options, {len(rows)} kernels, "
+        f"block {res.launch.BLOCK} ({time.perf_counter() - t0:.1f} s)")
+    out("")
+    out(res.table(rows))
+    return 0
+
+
 def emulate(seed=0, n_cases=400, jobs=2, out=print) -> int:
     """Run the benchmark patterns and random cases on the emulated kernels; 0 when all agree."""
     import numpy as np
@@ -192,15 +220,17 @@ def emulate(seed=0, n_cases=400, jobs=2, out=print) -> int:
 
 
 def run(args) -> int:
-    if not (args.check or args.emulate or args.warm):
-        print("python -m gpubcast kernels: say --check (compile with NVRTC), --warm (fill the runtime cache) "
-              "and/or --emulate (run on the CPU)")
+    if not (args.check or args.emulate or args.warm or args.resources):
+        print("python -m gpubcast kernels: say --check (compile with NVRTC), --warm (fill the runtime cache), "
+              "--resources (static resource report) and/or --emulate (run on the CPU)")
         return 2
     rc = 0
     if args.check:
         rc |= check(args.arch or ["sm_80", "sm_90"], args.family, fast=args.fast, emit=args.emit, jobs=args.jobs)
     if args.warm:
         rc |= warm(args.arch, args.family, jobs=args.jobs)
+    if args.resources:
+        rc |= resources(args.arch or ["sm_80", "sm_90"], jobs=args.jobs)
     if args.emulate:
         rc |= emulate(args.seed, args.cases, args.jobs)
     return rc

@@ -33,6 +33,18 @@ BASE_OPTIONS = ("-std=c++17", "--fmad=false", "-ftz=false", "-prec-div=true", "-
 FAST_OPTIONS = ("--Ofast-compile=max",)
 
 
+#: whether this process has compiled with FAST_OPTIONS: NVRTC 13.5 keeps state across programs, and
+#: every later program of the process compiles differently (seen: where f32 general64 for sm_90,
+#: 79 registers in a fresh process, 85 after one --Ofast-compile=max program);
+#: gpubcast.cuda.resources compiles in a fresh process then
+_fast_compiled = False
+
+
+def fast_compiled() -> bool:
+    """Whether a ``fast`` (``--Ofast-compile=max``) program was compiled in this process."""
+    return _fast_compiled
+
+
 class CompileError(RuntimeError):
     """NVRTC rejected a kernel source; the message holds NVRTC's log."""
 
@@ -74,16 +86,19 @@ def options(arch: str, fast: bool = False) -> tuple[str, ...]:
             *(FAST_OPTIONS if fast else ()))
 
 
-def compile_family(family: str, names, arch: str, *, fast: bool = False) -> Compiled:
-    """Compile ``names`` (name expressions) of ``family`` for ``arch`` in one NVRTC program."""
+def compile_family(family: str, names, arch: str, *, fast: bool = False, extra_options=()) -> Compiled:
+    """Compile ``names`` (name expressions) of ``family`` for ``arch`` in one NVRTC program
+    (``extra_options`` appended, e.g. ``--ptxas-options=-v`` for ptxas's report in the log)."""
+    global _fast_compiled
     nvrtc = nvrtc_module()
     names = list(names)
+    _fast_compiled = _fast_compiled or fast
     prog = nvrtc.createProgram(sources.source(family), f"{family}.cu", [], [])
     try:
         for name in names:
             nvrtc.addNameExpression(prog, name)
         try:
-            nvrtc.compileProgram(prog, list(options(arch, fast)))
+            nvrtc.compileProgram(prog, [*options(arch, fast), *extra_options])
         except nvrtc.NVRTCError as e:
             log = nvrtc.getProgramLog(prog)
             raise CompileError(f"NVRTC could not compile {family}.cu for {arch} ({e}):\n{log[-8000:]}") from None

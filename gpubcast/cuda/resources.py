@@ -1,0 +1,480 @@
+"""Static resource report of the hot kernels: registers, spills, local memory, occupancy, the width
+of every global access and instructions per element, read from the CUBIN -- no GPU needed.
+
+Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
+
+- What is measured: the *hot* instantiations (``HOT``: float32 add with its contiguous kernel and
+  general kernels with 32- and 64-bit indices, where on float32, copy of 4- and 16-byte elements,
+  the variadic sum on float32, add on float16, float64 and complex128), each compiled alone, as the
+  runtime compiles it (``compiler.options``: same source, same options), plus
+  ``--ptxas-options=-v`` so that ptxas writes its report into NVRTC's log.  That option changes
+  only the CUBIN's toolkit-info note (which records the command line), not the code
+  (``tests/test_kernels_resources.py`` checks that the SASS is the same).  In a process that has
+  compiled with ``--Ofast-compile`` (``kernels --check --fast``), NVRTC compiles later programs
+  differently, so the kernels are then compiled in a fresh process.  The log and the CUBIN,
+  and the tools' listings of it, are kept in gpubcast's cache (kind ``nvrtc``).
+- Where each number comes from: registers, stack, shared and local memory from
+  ``cuobjdump -res-usage``; spill stores/loads (bytes) from ptxas's report (registers checked
+  equal to cuobjdump's); everything else from the SASS that ``nvdisasm -c -ndf`` prints.
+- Occupancy at ``launch.BLOCK`` threads per block, from registers and shared memory only:
+      regs_per_warp   = ceil(regs * 32 / 256) * 256              (allocation unit: 256 per warp)
+      blocks_by_regs  = floor(65536 / (regs_per_warp * BLOCK / 32))
+      blocks_by_smem  = floor(smem_per_sm / (shared + 1024))      (1 KiB reserved per block;
+                        sm_80: 164 KiB, sm_90: 228 KiB per SM; no limit when shared is 0)
+      blocks          = min(32, 2048 // BLOCK, blocks_by_regs, blocks_by_smem)
+      occupancy       = blocks * BLOCK / 2048                     (resident threads / max threads)
+  (sm_80 and sm_90 alike: 65536 registers, 2048 threads and 32 blocks per SM).
+- Global accesses: every ``LDG``/``STG`` of the kernel by width (``.128`` -> 128, ``.64`` -> 64,
+  ``.U8``/``.S8`` -> 8, ``.U16``/``.S16`` -> 16, none -> 32); generic ``LD``/``ST`` (addresses not
+  known to be global) and local ``LDL``/``STL`` are counted apart.
+- The steady-state loop: the kernel's grid-stride loop over tiles, found in the SASS as the
+  backward branch (a ``BRA`` to a lower address) whose span is the widest; its body is every
+  instruction from the branch target to the branch (``NOP`` not counted).  Each pass handles one
+  tile, ``ept`` elements per thread, so ``body / ept`` is the static count per element over
+  every path of the body (scalar, strided and vector paths alike).  ``vector path / ept``: the
+  path through the body (forward edges only: an inner loop, such as the general kernels' loop
+  over dims, is entered at most once) that makes the most global accesses of the body's widest
+  width (for "sum 4x f32": exactly 5, 4 loads and the store), and of those the shortest: what a
+  thread runs on a full, aligned tile of contiguous operands, as a lower bound (a branch the
+  path can skip is not counted; predicated instructions, such as the variadic fold, are).
+- Nothing here is measured on hardware: every number is static, from the compiler's report and
+  the SASS.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import cache
+from .. import ops as _ops
+from . import catalog, compiler, launch
+
+VERBOSE = ("--ptxas-options=-v",)
+REGS_PER_SM = 65536
+THREADS_PER_SM = 2048
+MAX_BLOCKS_PER_SM = 32
+REG_UNIT = 256                                   # registers allocated per warp in units of 256
+SMEM_PER_SM = {"sm_80": 164 * 1024, "sm_90": 228 * 1024}
+SMEM_RESERVED_PER_BLOCK = 1024
+
+
+@dataclass(frozen=True)
+class Hot:
+    """One hot instantiation: a readable label and the catalog's name expression."""
+    label: str
+    family: str
+    name: str
+    ept: int
+    float32: bool          # a float32 binary / where / copy kernel (the occupancy threshold applies)
+    contiguous: bool
+    accesses: int | None = None   # widest global accesses on the vector path (None: the most possible)
+
+
+def _kernels(op, dtypes, out):
+    return catalog.kernels_for(_ops.get(op), tuple(np.dtype(t) for t in dtypes), np.dtype(out))
+
+
+#: (label, op, loop dtypes, output dtype, float32 kernel of binary/where/copy, vector-path accesses)
+HOT_SETS = (
+    ("add f32", "add", ("f4", "f4"), "f4", True, None),
+    ("where f32", "where", ("?", "f4", "f4"), "f4", True, None),
+    ("copy 4 B", "copy", ("f4",), "f4", True, None),
+    ("copy 16 B", "copy", ("c16",), "c16", False, None),
+    ("sum 4x f32", "sum", ("f4",), "f4", False, 5),      # 4 vector loads (of 8 possible), 1 store
+    ("add f16", "add", ("f2", "f2"), "f2", False, None),
+    ("add f64", "add", ("f8", "f8"), "f8", False, None),
+    ("add c128", "add", ("c16", "c16"), "c16", False, None),
+)
+
+
+@functools.lru_cache(maxsize=1)
+def hot() -> tuple[Hot, ...]:
+    """Every hot instantiation: each set's contiguous kernel and general kernels (32/64-bit)."""
+    found = []
+    for label, op, dtypes, out, f32, accesses in HOT_SETS:
+        k = _kernels(op, dtypes, out)
+        for bits, kind in ((None, "contig"), (32, "general32"), (64, "general64")):
+            found.append(Hot(f"{label} {kind}", k.family, k.name(bits), k.ept(bits), f32, bits is None, accesses))
+    return tuple(found)
+
+
+# ---- tools ----------------------------------------------------------------------------------------
+
+def _tool_dirs() -> list[Path]:
+    import importlib.util
+    dirs = []
+    spec = importlib.util.find_spec("nvidia")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        dirs += [Path(base) / "cu13" / "bin", Path(base) / "cu12" / "bin",
+                 Path(base) / "cuda_cuobjdump" / "bin", Path(base) / "cuda_nvdisasm" / "bin"]
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(var):
+            dirs.append(Path(os.environ[var]) / "bin")
+    dirs.append(Path("/usr/local/cuda/bin"))
+    return dirs
+
+
+@functools.lru_cache(maxsize=None)
+def tool(name: str) -> str | None:
+    """Path of CUDA tool ``name`` (cuobjdump, nvdisasm): the pip wheel's, a toolkit's, or on PATH."""
+    for d in _tool_dirs():
+        if (d / name).is_file() and os.access(d / name, os.X_OK):
+            return str(d / name)
+    return shutil.which(name)
+
+
+def unavailable() -> str:
+    """Why the report cannot be made here ("" when it can)."""
+    try:
+        compiler.nvrtc_module()
+    except RuntimeError as e:
+        return str(e)
+    missing = [t for t in ("cuobjdump", "nvdisasm") if tool(t) is None]
+    if missing:
+        return (f"{' and '.join(missing)} not found: install the nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm "
+                f"wheels (gpubcast[test]) or set CUDA_PATH to a CUDA toolkit")
+    return ""
+
+
+def _run_tool(name: str, args, cubin: bytes) -> str:
+    with tempfile.TemporaryDirectory(prefix="gpubcast-res-") as d:
+        path = Path(d) / "k.cubin"
+        path.write_bytes(cubin)
+        done = subprocess.run([tool(name), *args, str(path)], capture_output=True, text=True, timeout=120)
+    if done.returncode:
+        raise RuntimeError(f"{name} {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    return done.stdout
+
+
+# ---- compiling (cached) ---------------------------------------------------------------------------
+
+def _cached(label: str, key: str, make) -> bytes:
+    """The payload of ``key`` from gpubcast's cache (kind ``nvrtc``), else ``make()``, stored."""
+    path = cache.entry_path("nvrtc", label, key)
+    payload = cache.read(path, key)
+    if payload is None:
+        with cache.locked(path):
+            payload = cache.read(path, key)
+            if payload is None:
+                payload = make()
+                cache.write(path, key, payload)
+    return payload
+
+
+def _compile_key(family: str, name: str, arch: str) -> str:
+    return "\0".join([compiler.cache_key(family, name, arch), "resources", *VERBOSE])
+
+
+def _compile_payload(family: str, name: str, arch: str, extra_options=VERBOSE) -> bytes:
+    c = compiler.compile_family(family, [name], arch, extra_options=extra_options)
+    return json.dumps({"symbol": c.lowered[name], "log": c.log}).encode() + b"\0" + c.binary
+
+
+def clean_compile(family: str, name: str, arch: str, extra_options=VERBOSE) -> bytes:
+    """``_compile_payload`` in this process, or in a fresh one when this process has compiled a
+    ``--Ofast-compile`` program (NVRTC keeps state: ``compiler.fast_compiled``)."""
+    if not compiler.fast_compiled():
+        return _compile_payload(family, name, arch, tuple(extra_options))
+    return _fresh_pool().submit(_compile_payload, family, name, arch, tuple(extra_options)).result()
+
+
+@functools.lru_cache(maxsize=1)
+def _fresh_pool():
+    """One spawned worker process (started once, on first need) for ``clean_compile``."""
+    import concurrent.futures
+    import multiprocessing
+    return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+
+def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
+    """(CUBIN, mangled symbol, NVRTC log with ptxas's report) of one kernel, compiled alone with
+    the runtime options plus ``VERBOSE`` (``clean_compile``); from gpubcast's cache when a proven
+    entry is there."""
+    meta, _, cubin = _cached(f"{family}-{arch}-resources", _compile_key(family, name, arch),
+                             lambda: clean_compile(family, name, arch)).partition(b"\0")
+    info = json.loads(meta)
+    return cubin, info["symbol"], info["log"]
+
+
+@functools.lru_cache(maxsize=None)
+def tool_version(name: str) -> str:
+    """The last line of ``name --version`` (e.g. ``Build cuda_13.5.r13.5/compiler.39125733_0``)."""
+    done = subprocess.run([tool(name), "--version"], capture_output=True, text=True, timeout=60)
+    return (done.stdout.strip().splitlines() or [""])[-1]
+
+
+def listings(family: str, name: str, arch: str) -> tuple[bytes, str, str, str, str]:
+    """(CUBIN, symbol, ptxas log, ``cuobjdump -res-usage`` text, ``nvdisasm -c -ndf`` text) of one
+    kernel; the tools' output is cached too (keyed by the CUBIN's key and the tools' versions)."""
+    cubin, symbol, log = compiled(family, name, arch)
+    key = "\0".join([_compile_key(family, name, arch), "listings",
+                     tool_version("cuobjdump"), tool_version("nvdisasm")])
+
+    def make():
+        return json.dumps({"res_usage": _run_tool("cuobjdump", ["-res-usage"], cubin),
+                           "sass": _run_tool("nvdisasm", ["-c", "-ndf"], cubin)}).encode()
+    info = json.loads(_cached(f"{family}-{arch}-sass", key, make))
+    return cubin, symbol, log, info["res_usage"], info["sass"]
+
+
+# ---- parsing --------------------------------------------------------------------------------------
+
+def ptxas_report(log: str) -> dict[str, dict]:
+    """symbol -> {registers, stack, spill_stores, spill_loads} from ptxas's ``-v`` report."""
+    found: dict[str, dict] = {}
+    current = None
+    for line in log.splitlines():
+        m = re.search(r"Function properties for (\S+)", line)
+        if m:
+            current = found.setdefault(m.group(1), {})
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m:
+            current.update(stack=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            current["registers"] = int(m.group(1))
+    return found
+
+
+def res_usage(text: str) -> dict[str, dict]:
+    """symbol -> {REG, STACK, SHARED, LOCAL, ...} from ``cuobjdump -res-usage``."""
+    found, current = {}, None
+    for line in text.splitlines():
+        m = re.match(r"\s*Function (\S+):\s*$", line)
+        if m:
+            current = m.group(1)
+            continue
+        if current and "REG:" in line:
+            found[current] = {k: int(v) for k, v in re.findall(r"(\w+(?:\[\d+\])?):(\d+)", line)}
+            current = None
+    return found
+
+
+@dataclass(frozen=True)
+class Instr:
+    addr: int
+    opcode: str          # e.g. "LDG.E.128"
+    text: str
+    target: str | None   # branch target label
+
+
+_INSTR = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(?:\{\s*)?(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*?)\s*;")
+_LABEL = re.compile(r"^(\.L_x_\d+):")
+
+
+def sass_functions(text: str) -> dict[str, tuple[list[Instr], dict[str, int], list[int]]]:
+    """symbol -> (instructions, label -> address, addresses that are predicated) from ``nvdisasm -c``."""
+    funcs: dict = {}
+    instrs = labels = predicated = None
+    pending: list[str] = []
+    for line in text.splitlines():
+        m = re.match(r"^\.text\.(\S+):\s*$", line)
+        if m:
+            instrs, labels, predicated, pending = [], {}, [], []
+            funcs[m.group(1)] = (instrs, labels, predicated)
+            continue
+        if instrs is None:
+            continue
+        m = _LABEL.match(line)
+        if m:
+            pending.append(m.group(1))
+            continue
+        m = _INSTR.match(line)
+        if m:
+            addr = int(m.group(1), 16)
+            for name in pending:
+                labels[name] = addr
+            pending = []
+            t = re.search(r"`\((\.L_x_\d+)\)", m.group(4))
+            instrs.append(Instr(addr, m.group(3), m.group(0).strip(), t.group(1) if t else None))
+            if (m.group(2) and m.group(2).strip() != "@PT") or re.match(r"\s*!?U?P\d", m.group(4)):
+                predicated.append(addr)
+    return funcs
+
+
+def _width(opcode: str) -> int:
+    parts = opcode.split(".")[1:]
+    for p, w in (("128", 128), ("64", 64), ("U16", 16), ("S16", 16), ("U8", 8), ("S8", 8)):
+        if p in parts:
+            return w
+    return 32
+
+
+@dataclass(frozen=True)
+class Loop:
+    start: int
+    end: int
+    body: int             # instructions in the body (NOP excluded)
+    vector_path: int | None
+
+
+def _blocks(instrs, labels, predicated):
+    """Basic blocks as (first index, last index) and their successors (block indices)."""
+    addr_of = {i.addr: k for k, i in enumerate(instrs)}
+    leaders = {0}
+    for k, i in enumerate(instrs):
+        if i.target is not None or i.opcode in ("EXIT", "RET", "BRX", "JMX"):
+            leaders.add(k + 1)
+        if i.target is not None and i.target in labels:
+            leaders.add(addr_of[labels[i.target]])
+    leaders = sorted(x for x in leaders if x < len(instrs))
+    spans = [(s, (leaders[n + 1] if n + 1 < len(leaders) else len(instrs)) - 1) for n, s in enumerate(leaders)]
+    block_of = {s: n for n, (s, _) in enumerate(spans)}
+    succ = []
+    pset = set(predicated)
+    for n, (s, e) in enumerate(spans):
+        last = instrs[e]
+        out = []
+        if last.target is not None and last.target in labels:
+            out.append(block_of[addr_of[labels[last.target]]])
+        ends = last.opcode in ("EXIT", "RET", "BRX", "JMX") or (last.target is not None and last.opcode == "BRA")
+        if (not ends or last.addr in pset) and n + 1 < len(spans):
+            out.append(n + 1)
+        succ.append(out)
+    return spans, succ
+
+
+def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop | None:
+    """The widest backward branch's loop (see the module docstring), or None without one.
+    ``accesses``: how many of the widest global accesses the vector path makes (None: the most
+    any path through the body makes)."""
+    back = [(labels[i.target], i.addr) for i in instrs
+            if i.target is not None and i.target in labels and labels[i.target] < i.addr]
+    if not back:
+        return None
+    start, end = max(back, key=lambda b: b[1] - b[0])
+    body = [i for i in instrs if start <= i.addr <= end and i.opcode != "NOP"]
+    spans, succ = _blocks(instrs, labels, predicated)
+    inside = [n for n, (s, e) in enumerate(spans) if start <= instrs[s].addr <= end]
+    mem = [i for i in body if i.opcode.split(".")[0] in ("LDG", "STG")]
+    if not mem:
+        return Loop(start, end, len(body), None)
+    wide = max(_width(i.opcode) for i in mem)
+
+    def weight(n):
+        run = [instrs[k] for k in range(spans[n][0], spans[n][1] + 1) if instrs[k].opcode != "NOP"]
+        return len(run), sum(1 for i in run if i.opcode.split(".")[0] in ("LDG", "STG") and _width(i.opcode) == wide)
+
+    # longest-in-accesses, then shortest-in-instructions paths over forward edges (address order)
+    best: dict = {inside[0]: {weight(inside[0])[1]: weight(inside[0])[0]}}
+    for n in inside:
+        for m in succ[n]:
+            if n < m <= inside[-1] and n in best:
+                cost, acc = weight(m)
+                states = best.setdefault(m, {})
+                for a, c in best[n].items():
+                    if c + cost < states.get(a + acc, math.inf):
+                        states[a + acc] = c + cost
+    at_latch = best.get(inside[-1], {})
+    want = max(at_latch, default=None) if accesses is None else accesses
+    return Loop(start, end, len(body), at_latch.get(want))
+
+
+# ---- the report -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Resources:
+    kernel: Hot
+    arch: str
+    symbol: str
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    stack: int
+    local: int
+    shared: int
+    blocks_per_sm: int
+    occupancy: float
+    loads: dict            # width in bits -> count of LDG
+    stores: dict           # width -> count of STG
+    generic: int           # LD / ST (generic addressing) instructions
+    local_ops: int         # LDL / STL instructions
+    loop: Loop | None
+
+    @property
+    def per_element(self) -> float | None:
+        return self.loop.body / self.kernel.ept if self.loop else None
+
+    @property
+    def vector_per_element(self) -> float | None:
+        return self.loop.vector_path / self.kernel.ept if self.loop and self.loop.vector_path else None
+
+
+def occupancy(registers: int, shared: int, arch: str, block: int = launch.BLOCK) -> tuple[int, float]:
+    """(resident blocks per SM, occupancy) by the formula of the module docstring."""
+    regs_per_warp = math.ceil(registers * 32 / REG_UNIT) * REG_UNIT
+    limits = [MAX_BLOCKS_PER_SM, THREADS_PER_SM // block]
+    if regs_per_warp:
+        limits.append(REGS_PER_SM // (regs_per_warp * (block // 32)))
+    if shared:
+        limits.append(SMEM_PER_SM.get(arch, SMEM_PER_SM["sm_90"]) // (shared + SMEM_RESERVED_PER_BLOCK))
+    blocks = min(limits)
+    return blocks, blocks * block / THREADS_PER_SM
+
+
+@functools.lru_cache(maxsize=None)
+def measure(k: Hot, arch: str) -> Resources:
+    """The static resources of hot kernel ``k`` on ``arch`` (an ``sm_XX``)."""
+    _, symbol, log, usage_text, sass = listings(k.family, k.name, arch)
+    usage = res_usage(usage_text)[symbol]
+    report = ptxas_report(log).get(symbol, {})
+    if report.get("registers", usage["REG"]) != usage["REG"]:
+        raise RuntimeError(f"{k.name} on {arch}: ptxas reports {report['registers']} registers, "
+                           f"cuobjdump {usage['REG']}")
+    instrs, labels, predicated = sass_functions(sass)[symbol]
+    loads: dict = {}
+    stores: dict = {}
+    for i in instrs:
+        op = i.opcode.split(".")[0]
+        if op in ("LDG", "STG"):
+            side = loads if op == "LDG" else stores
+            side[_width(i.opcode)] = side.get(_width(i.opcode), 0) + 1
+    blocks, occ = occupancy(usage["REG"], usage.get("SHARED", 0), arch)
+    return Resources(
+        k, arch, symbol, usage["REG"], report.get("spill_stores", 0), report.get("spill_loads", 0),
+        usage.get("STACK", 0), usage.get("LOCAL", 0), usage.get("SHARED", 0), blocks, occ, loads, stores,
+        sum(1 for i in instrs if i.opcode.split(".")[0] in ("LD", "ST")),
+        sum(1 for i in instrs if i.opcode.split(".")[0] in ("LDL", "STL")),
+        steady_loop(instrs, labels, predicated, k.accesses))
+
+
+def report(arches=("sm_80", "sm_90"), kernels=None, jobs: int = 2) -> list[Resources]:
+    """``measure`` of every kernel (default: ``hot()``) on every arch, ``jobs`` at a time."""
+    import concurrent.futures
+    tasks = [(k, arch) for arch in arches for k in (kernels or hot())]
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        return list(pool.map(lambda t: measure(*t), tasks))
+
+
+def _widths(d: dict) -> str:
+    return " ".join(f"{w}x{d[w]}" for w in sorted(d, reverse=True)) or "-"
+
+
+def table(rows: list[Resources]) -> str:
+    """The report as a Markdown table (one row per kernel and architecture)."""
+    out = ["| arch | kernel | regs | spill st/ld B | stack/local B | blocks/SM | occupancy | LDG bits x n "
+           "| STG bits x n | LD/ST generic | loop instr | ept | instr/elem | vector path instr/elem |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        loop = r.loop
+        out.append(
+            f"| {r.arch} | {r.kernel.label} | {r.registers} | {r.spill_stores}/{r.spill_loads} "
+            f"| {r.stack}/{r.local} | {r.blocks_per_sm} | {r.occupancy:.1%} | {_widths(r.loads)} "
+            f"| {_widths(r.stores)} | {r.generic} | {loop.body if loop else '-'} | {r.kernel.ept} "
+            f"| {f'{r.per_element:.1f}' if loop else '-'} "
+            f"| {f'{r.vector_per_element:.1f}' if r.vector_per_element else '-'} |")
+    return "\n".join(out)
