@@ -80,6 +80,19 @@ def test_an_earlier_fast_compile_does_not_change_the_report():
     assert res._run_tool("nvdisasm", ["-c", "-ndf"], fresh) == cached
 
 
+@needs_tools
+def test_runtime_kernels_compiled_after_a_fast_compile_are_those_of_a_fresh_process(tmp_path, monkeypatch):
+    k = HOT["where f32 general64"]
+    compiler.compile_family(k.family, [k.name], "compute_90", fast=True)
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
+    compiler.cached_kernel.cache_clear()
+    try:
+        binary, _ = compiler.cached_kernel(k.family, k.name, "sm_90")
+    finally:
+        compiler.cached_kernel.cache_clear()
+    assert res._run_tool("nvdisasm", ["-c", "-ndf"], binary) == res.listings(k.family, k.name, "sm_90")[4]
+
+
 def test_occupancy_formula():
     assert res.occupancy(32, 0, "sm_90") == (8, 1.0)         # 1024 regs/warp, 8192/block -> 8 blocks
     assert res.occupancy(33, 0, "sm_80") == (6, 0.75)        # 33*32 -> 1280/warp -> 10240/block

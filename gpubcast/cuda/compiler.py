@@ -35,8 +35,8 @@ FAST_OPTIONS = ("--Ofast-compile=max",)
 
 #: whether this process has compiled with FAST_OPTIONS: NVRTC 13.5 keeps state across programs, and
 #: every later program of the process compiles differently (seen: where f32 general64 for sm_90,
-#: 79 registers in a fresh process, 85 after one --Ofast-compile=max program);
-#: gpubcast.cuda.resources compiles in a fresh process then
+#: 79 registers in a fresh process, 85 after one --Ofast-compile=max program); ``compile_clean``
+#: (the runtime kernels, gpubcast.cuda.resources) compiles in a fresh process then
 _fast_compiled = False
 
 
@@ -135,6 +135,23 @@ def _cubin(prog) -> bytes:
     return buf.raw
 
 
+def compile_clean(family: str, name: str, arch: str, extra_options=()) -> Compiled:
+    """``compile_family`` of one instantiation with the runtime options (plus ``extra_options``):
+    in this process, or in a fresh one once this process has compiled a ``fast`` program, so that
+    what is cached never depends on what the process compiled before."""
+    if not _fast_compiled:
+        return compile_family(family, [name], arch, extra_options=extra_options)
+    return _fresh_pool().submit(compile_family, family, [name], arch, extra_options=tuple(extra_options)).result()
+
+
+@functools.lru_cache(maxsize=1)
+def _fresh_pool():
+    """One spawned worker process (started on first need) for ``compile_clean``."""
+    import concurrent.futures
+    import multiprocessing
+    return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+
 def cache_key(family: str, name: str, arch: str) -> str:
     """The cache key of instantiation ``name`` of ``family`` for ``arch``: everything its binary
     is made from."""
@@ -154,7 +171,7 @@ def cached_kernel(family: str, name: str, arch: str) -> tuple[bytes, str]:
         with cache.locked(path):
             payload = cache.read(path, key)  # another process may have compiled it meanwhile
             if payload is None:
-                compiled = compile_family(family, [name], arch)
+                compiled = compile_clean(family, name, arch)
                 payload = compiled.lowered[name].encode() + b"\0" + compiled.binary
                 cache.write(path, key, payload)
     lowered, _, binary = payload.partition(b"\0")

@@ -176,25 +176,10 @@ def _compile_key(family: str, name: str, arch: str) -> str:
     return "\0".join([compiler.cache_key(family, name, arch), "resources", *VERBOSE])
 
 
-def _compile_payload(family: str, name: str, arch: str, extra_options=VERBOSE) -> bytes:
-    c = compiler.compile_family(family, [name], arch, extra_options=extra_options)
-    return json.dumps({"symbol": c.lowered[name], "log": c.log}).encode() + b"\0" + c.binary
-
-
 def clean_compile(family: str, name: str, arch: str, extra_options=VERBOSE) -> bytes:
-    """``_compile_payload`` in this process, or in a fresh one when this process has compiled a
-    ``--Ofast-compile`` program (NVRTC keeps state: ``compiler.fast_compiled``)."""
-    if not compiler.fast_compiled():
-        return _compile_payload(family, name, arch, tuple(extra_options))
-    return _fresh_pool().submit(_compile_payload, family, name, arch, tuple(extra_options)).result()
-
-
-@functools.lru_cache(maxsize=1)
-def _fresh_pool():
-    """One spawned worker process (started once, on first need) for ``clean_compile``."""
-    import concurrent.futures
-    import multiprocessing
-    return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    """JSON (symbol, NVRTC log) + NUL + CUBIN of one kernel, compiled by ``compiler.compile_clean``."""
+    c = compiler.compile_clean(family, name, arch, tuple(extra_options))
+    return json.dumps({"symbol": c.lowered[name], "log": c.log}).encode() + b"\0" + c.binary
 
 
 def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
