@@ -40,14 +40,12 @@ def test_arguments_are_marshalled_as_cupy_does(cp):
 
 
 def test_ptx_parameters_of_the_kernels():
-    kern = ops.get("add")
-    name = f"gb::binary_contig<gb::Add, float, float>"
+    name = "gb::binary_contig<gb::Add, float, float>"
     lowered, entry = virtual.kernel_info("binary", name)
     assert entry == {"params": [(launch.head_size(2), 8)], "maxntid": launch.BLOCK}
     for bits in (32, 64):
         name = f"gb::binary_general<gb::Add, float, float, gb::u{bits}>"
         assert virtual.kernel_info("binary", name)[1]["params"] == [(launch.general_size(2, bits), 8)]
-    assert kern.functor == "Add"
 
 
 def _add_launch(cp, n_plan, a, b, out, shift=0):
