@@ -31,6 +31,14 @@
 #include <string.h>  // host emulation: memcpy
 #endif
 
+// Host emulation hook: every global memory access below goes through GB_PTR(address, base,
+// is_write), `base` being the operand's pointer h.ptr[ARG].  NVRTC never defines it (GB_PTR(p, ...)
+// is p); the host emulation harness (gpubcast/cuda/emulate.py) defines it to check that each access
+// lies in the allocation `base` points into and is aligned (the virtual CUDA device, README).
+#ifndef GB_PTR
+#define GB_PTR(p, base, is_write) (p)
+#endif
+
 namespace gb {
 
 constexpr int MAX_DIMS = 10;      // coalesced rank one launch handles
@@ -214,7 +222,7 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
     const unsigned c = cls<ARG>();
     const T* p = reinterpret_cast<const T*>(h.ptr[ARG]);
     if (c == VALUE || c == SCALAR) {               // one value for the whole tile
-      const T x = c == VALUE ? from_bits<T>(h.value[ARG]) : p[0];
+      const T x = c == VALUE ? from_bits<T>(h.value[ARG]) : *GB_PTR(p, p, false);
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = x;
     } else if (c == CONTIG && use_vector<T>(p)) {  // vector loads, all issued before use
@@ -222,13 +230,13 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
       const Vec<T, V::NV>* q = reinterpret_cast<const Vec<T, V::NV>*>(p + t.first);
 #pragma unroll
       for (int c2 = 0; c2 < EPT / V::NV; ++c2) {
-        const Vec<T, V::NV> x = q[c2];
+        const Vec<T, V::NV> x = *GB_PTR(q + c2, p, false);
 #pragma unroll
         for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
       }
     } else {                                       // element by element
 #pragma unroll
-      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? p[element<ARG>(k)] : T();
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + element<ARG>(k), p, false) : T();
     }
   }
 
@@ -242,12 +250,12 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
         Vec<T, V::NV> x;
 #pragma unroll
         for (int j = 0; j < V::NV; ++j) x.v[j] = v[c2 * V::NV + j];
-        q[c2] = x;
+        *GB_PTR(q + c2, p, true) = x;
       }
     } else {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
-        if (k < t.count) p[element<0>(k)] = v[k];
+        if (k < t.count) *GB_PTR(p + element<0>(k), p, true) = v[k];
     }
   }
 };

@@ -1,4 +1,11 @@
-"""Shared test configuration: Hypothesis profiles and the GPU marker."""
+"""Shared test configuration: Hypothesis profiles, the GPU marker and the ``cupy`` fixture.
+
+``cupy``: the real CuPy where a GPU is, else the virtual CUDA device (``gpubcast.cuda.virtual``):
+gpubcast's real CUDA backend path with every kernel launch checked and run by the host emulation.
+``GPUBCAST_VIRTUAL_CUDA=1`` takes the virtual device even where a GPU is; ``=0`` never takes it
+(tests that use the fixture then need a GPU, as before).  Tests marked ``gpu`` that do not use the
+fixture still need a real GPU.
+"""
 
 import os
 
@@ -10,6 +17,8 @@ settings.register_profile("ci", max_examples=60, deadline=None,
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+VIRTUAL_CUDA = os.environ.get("GPUBCAST_VIRTUAL_CUDA", "")
 
 
 def _gpu_available() -> bool:
@@ -23,10 +32,41 @@ def _gpu_available() -> bool:
 GPU = _gpu_available()
 
 
+def _virtual_unavailable() -> str:
+    """'' when the virtual CUDA device can run here, else why not."""
+    if VIRTUAL_CUDA == "0":
+        return "GPUBCAST_VIRTUAL_CUDA=0"
+    try:
+        from gpubcast.cuda import compiler, emulate
+        compiler.nvrtc_version()
+    except Exception as e:  # noqa: BLE001 - no CuPy / NVRTC: no virtual device
+        return f"no NVRTC ({type(e).__name__}: {e})"
+    return emulate.available()
+
+
+def use_virtual() -> bool:
+    return VIRTUAL_CUDA == "1" or (not GPU and VIRTUAL_CUDA != "0")
+
+
+@pytest.fixture
+def cupy():
+    """CuPy on the GPU, or the virtual CUDA device standing in for it (module docstring)."""
+    if not use_virtual():
+        import cupy
+        yield cupy
+        return
+    why = _virtual_unavailable()
+    if why:
+        pytest.skip(f"no virtual CUDA device: {why}")
+    from gpubcast.cuda import virtual
+    with virtual.installed() as cp:
+        yield cp
+
+
 def pytest_collection_modifyitems(config, items):
     if GPU:
         return
     skip = pytest.mark.skip(reason="no CUDA device (cupy.cuda.is_available() is false)")
     for item in items:
-        if "gpu" in item.keywords:
+        if "gpu" in item.keywords and not ("cupy" in getattr(item, "fixturenames", ()) and use_virtual()):
             item.add_marker(skip)

@@ -1,13 +1,18 @@
-"""gpubcast's CUDA kernels on a real GPU, against the NumPy reference backend.
+"""gpubcast's CUDA kernels on a GPU, against the NumPy reference backend.
 
-Marker ``gpu``: skipped where ``cupy.cuda.is_available()`` is false (this project's CI has
-no GPU); ``ci/gpu-check`` runs them on a GPU machine.  Device operands keep the host
-operand's strides and 16-byte alignment offset (``device_like``), so every fast path of
-the kernels is reached the same way as under host emulation.
+Marker ``gpu``.  The ``cupy`` fixture (conftest.py) is the real CuPy where a GPU is
+(``ci/gpu-check`` runs them on a GPU machine), else the virtual CUDA device
+(``gpubcast.cuda.virtual``): the same backend path, each launch's arguments checked against
+the kernel's PTX parameters and run by the host emulation with every memory access checked.
+On the virtual device a sample of the (op, dtype) cases runs by default, the rest is marked
+``slow``.  Device operands keep the host operand's strides and 16-byte alignment offset
+(``device_like``), so every fast path of the kernels is reached the same way as under host
+emulation.
 """
 
 import numpy as np
 import pytest
+from conftest import use_virtual
 
 import gpubcast as gb
 from gpubcast import backends
@@ -16,25 +21,24 @@ from gpubcast import ops
 from gpubcast.cuda import checks
 from gpubcast.dispatch import apply
 
-cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
 ALL_DTYPES = tuple(_dt.NUMERIC)
 
 
-def device_like(x):
-    return checks.device_like(x, cupy)
-
-
-def on_device(xs):
-    return [device_like(x) for x in xs]
+def on_device(cupy, xs):
+    return [checks.device_like(x, cupy) for x in xs]
 
 
 def host(x):
-    return x.get() if isinstance(x, cupy.ndarray) else np.asarray(x)
+    return np.asarray(x) if isinstance(x, np.ndarray) or not hasattr(x, "get") else x.get()
 
 
-def needs_device_dtype(dtype):
+def is_virtual(cupy) -> bool:
+    return type(cupy).__name__ == "VirtualCupy"
+
+
+def needs_device_dtype(cupy, dtype):
     try:
         view = cupy.empty(3, dtype)[::-1]
         view[...] = cupy.asarray(np.zeros(3, dtype))           # what device_like does
@@ -49,27 +53,44 @@ def assert_agrees(op_name, got, want, dtype):
         checks._difference(got, want)
 
 
+def sampled(cases, keep, ids):
+    """``cases`` as pytest params; on the virtual device those not ``keep(i, case)`` are marked slow."""
+    virtual = use_virtual()
+    return [pytest.param(*c, id=i, marks=() if not virtual or keep(k, c) else pytest.mark.slow)
+            for k, (c, i) in enumerate(zip(cases, ids))]
+
+
 BINARY = [(name, t) for name, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"
           for t in sorted({pair[0] for pair in checks.dtypes_for(op, ALL_DTYPES)}, key=str)]
 
 
-@pytest.mark.parametrize("name, dtype", BINARY, ids=[f"{n}-{t}" for n, t in BINARY])
-def test_binary_op_every_layout(name, dtype):
-    needs_device_dtype(dtype)
+_BINARY_OPS = sorted({n for n, _ in BINARY})
+
+
+def _binary_sample(k, case):
+    """Every dtype with add; every op with one dtype (rotating through the dtypes it takes)."""
+    name, dtype = case
+    mine = [t for n, t in BINARY if n == name]
+    return name == "add" or dtype == mine[_BINARY_OPS.index(name) % len(mine)]
+
+
+@pytest.mark.parametrize("name, dtype", sampled(BINARY, _binary_sample, [f"{n}-{t}" for n, t in BINARY]))
+def test_binary_op_every_layout(name, dtype, cupy):
+    needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(abs(hash((name, str(dtype)))) % 2**32)
     op = ops.get(name)
     for layout, (x1, x2) in checks.binary_layouts(rng, dtype, name).items():
         want = apply(op, (x1, x2), backend="numpy")
-        got = apply(op, on_device((x1, x2)))
+        got = apply(op, on_device(cupy, (x1, x2)))
         assert isinstance(got, cupy.ndarray), layout
         assert_agrees(name, got, want, dtype)
 
 
 @pytest.mark.parametrize("name", [n for n, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"])
-def test_binary_rule_sets(name):
+def test_binary_rule_sets(name, cupy):
     op = ops.get(name)
     dtype = checks.dtypes_for(op, ALL_DTYPES)[-1][0]
-    needs_device_dtype(dtype)
+    needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(1)
     v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=name, role=role)  # noqa: E731
     calls = [
@@ -82,13 +103,13 @@ def test_binary_rule_sets(name):
         calls.append(dict(inputs=(v(2, 3, 4), v(3, 1, role=1)), rule="unidirectional"))
     for c in calls:
         want = apply(op, c["inputs"], rule=c["rule"], axis=c.get("axis", -1), backend="numpy")
-        got = apply(op, on_device(c["inputs"]), rule=c["rule"], axis=c.get("axis", -1))
+        got = apply(op, on_device(cupy, c["inputs"]), rule=c["rule"], axis=c.get("axis", -1))
         assert_agrees(name, got, want, dtype)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
-def test_where(dtype):
-    needs_device_dtype(dtype)
+def test_where(dtype, cupy):
+    needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(11)
     v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
     c = rng.random((23, 41)) < 0.5
@@ -100,30 +121,31 @@ def test_where(dtype):
         (checks.layout(rng, c, "transposed"), checks.layout(rng, v(23, 41), "misaligned"), v(23, 1)),
     ]
     for x in cases:
-        assert_agrees("where", apply(ops.get("where"), on_device(x)), np.where(*x), dtype)
+        assert_agrees("where", apply(ops.get("where"), on_device(cupy, x)), np.where(*x), dtype)
     x, cond, y = v(2, 3, 4, 5), rng.random((3, 4)) < 0.5, v(3, 1)
     want = gb.where(cond, x, y, broadcast="pdpd", axis=1, backend="numpy")
-    assert_agrees("where", gb.where(*on_device((cond, x, y)), broadcast="pdpd", axis=1), want, dtype)
+    assert_agrees("where", gb.where(*on_device(cupy, (cond, x, y)), broadcast="pdpd", axis=1), want, dtype)
 
 
 VARIADIC = [(n, t) for n in ("sum", "mean", "max", "min") for t in ALL_DTYPES if _dt.kind(t) in ops.get(n).accepts]
 
 
-@pytest.mark.parametrize("name, dtype", VARIADIC, ids=[f"{n}-{t}" for n, t in VARIADIC])
-def test_variadic(name, dtype):
-    needs_device_dtype(dtype)
+@pytest.mark.parametrize("name, dtype", sampled(VARIADIC, lambda k, c: k % 3 == 0,
+                                                [f"{n}-{t}" for n, t in VARIADIC]))
+def test_variadic(name, dtype, cupy):
+    needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(2)
     v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
     op = ops.get(name)
     for xs in ([v(17, 29)], [v(17, 29), v(29), v(17, 1)],
                [v(17, 29), np.asarray(v()), checks.layout(rng, v(17, 29), "transposed"), v(1, 1)],
                [v(17, 29)] + [v(29) for _ in range(10)] + [checks.layout(rng, v(17, 29), "flipped")]):
-        assert_agrees(name, apply(op, on_device(xs)), apply(op, xs, backend="numpy"), dtype)
+        assert_agrees(name, apply(op, on_device(cupy, xs)), apply(op, xs, backend="numpy"), dtype)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
-def test_data_movement_every_mode(dtype):
-    needs_device_dtype(dtype)
+def test_data_movement_every_mode(dtype, cupy):
+    needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(9)
     v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
     x6, x91, x913, x34, x61 = v(6), v(9, 1), checks.layout(rng, v(9, 13), "transposed"), v(3, 4), v(6, 1)
@@ -135,17 +157,17 @@ def test_data_movement_every_mode(dtype):
         lambda m, x: gb.expand(x, (2, 1, 11)),
     ]
     for call, x in zip(calls, (x6, x91, x913, x34, x61)):
-        assert_agrees("copy", call(None, device_like(x)), call(None, x), dtype)
+        assert_agrees("copy", call(None, checks.device_like(x, cupy)), call(None, x), dtype)
 
 
-def test_random_cases_and_benchmark_patterns():
+def test_random_cases_and_benchmark_patterns(cupy):
     rng = np.random.default_rng(0)
     cases = checks.benchmark_patterns(rng) + checks.benchmark_patterns(rng, np.float16) + \
         checks.random_cases(rng, 400)
     bad = []
     for case in cases:
         want = checks.run(case, "numpy")
-        got = host(checks.run(case, None, inputs=on_device(case.inputs)))
+        got = host(checks.run(case, None, inputs=on_device(cupy, case.inputs)))
         dtype = case.meta.get("dtype") or np.asarray(want).dtype
         if not checks.agree(case.op.name, got, want, checks.tolerance(case.op.name, dtype, device=True)):
             bad.append(f"{case.name}: {checks._difference(got, want)}")
@@ -154,12 +176,12 @@ def test_random_cases_and_benchmark_patterns():
 
 @pytest.mark.parametrize("name, dtype, a, b, expected", checks.INTEGER_EDGE_CASES,
                          ids=[f"{c[0]}-{c[1].__name__}" for c in checks.INTEGER_EDGE_CASES])
-def test_integer_edge_cases(name, dtype, a, b, expected):
+def test_integer_edge_cases(name, dtype, a, b, expected, cupy):
     got = apply(ops.get(name), (cupy.asarray(np.array(a, dtype)), cupy.asarray(np.array(b, dtype))))
     assert np.array_equal(host(got), np.array(expected, dtype))
 
 
-def test_float32_subnormals_are_kept_and_nan_propagates():
+def test_float32_subnormals_are_kept_and_nan_propagates(cupy):
     t = np.float32(1e-40)                                                    # a subnormal
     tiny = cupy.full(5, t, cupy.float32)
     assert (host(gb.multiply(tiny, 1.0)) == t).all()                         # no flush to zero
@@ -168,7 +190,7 @@ def test_float32_subnormals_are_kept_and_nan_propagates():
     assert np.isnan(r[:2]).all() and r[2] == 2.0
 
 
-def test_out_aliasing():
+def test_out_aliasing(cupy):
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal((50, 40)), rng.standard_normal(40)
     want = a + b
@@ -187,7 +209,7 @@ def test_out_aliasing():
     assert np.array_equal(host(t), a - b)
 
 
-def test_zero_size_launches_nothing(monkeypatch):
+def test_zero_size_launches_nothing(monkeypatch, cupy):
     be = backends.get("cuda")
     monkeypatch.setattr(be, "function", lambda *a: pytest.fail("a zero-size output launched a kernel"))
     r = gb.add(cupy.ones((0, 3), cupy.float32), cupy.ones(3, cupy.float32))
@@ -195,7 +217,7 @@ def test_zero_size_launches_nothing(monkeypatch):
     assert gb.expand(cupy.ones((1, 3)), (0, 3)).shape == (0, 3)
 
 
-def test_kernels_are_compiled_once_per_device():
+def test_kernels_are_compiled_once_per_device(cupy):
     be = backends.get("cuda")
     gb.add(cupy.ones(4, cupy.float32), cupy.ones(4, cupy.float32))
     keys = set(be._functions)
@@ -204,7 +226,9 @@ def test_kernels_are_compiled_once_per_device():
     assert any(dev == cupy.cuda.Device().id for dev, _ in keys)
 
 
-def test_more_than_2_to_the_31_elements():
+def test_more_than_2_to_the_31_elements(cupy):
+    if is_virtual(cupy):
+        pytest.skip("needs a real GPU: 2**31 elements are hours of host emulation")
     n = 2**31 + 7
     # contiguous kernel: 64-bit linear index
     out = gb.add(cupy.ones(n, cupy.int8), 1)
@@ -225,7 +249,7 @@ def test_more_than_2_to_the_31_elements():
     assert out.size > 2**31 and bool((out == col).all())
 
 
-def test_launches_go_to_the_current_stream():
+def test_launches_go_to_the_current_stream(cupy):
     a = cupy.random.standard_normal((512, 256)).astype(cupy.float32)
     b = cupy.random.standard_normal(256).astype(cupy.float32)
     out = cupy.empty_like(a)
@@ -245,7 +269,7 @@ def test_launches_go_to_the_current_stream():
     assert cupy.array_equal(r, a * cupy.float32(3.0))
 
 
-def test_cuda_array_interface_and_dlpack_inputs():
+def test_cuda_array_interface_and_dlpack_inputs(cupy):
     a = cupy.arange(12, dtype=cupy.float32).reshape(3, 4)
 
     class Wrapped:
@@ -259,7 +283,9 @@ def test_cuda_array_interface_and_dlpack_inputs():
     assert cupy.array_equal(r, a + 1)
 
 
-def test_torch_cuda_tensors():
+def test_torch_cuda_tensors(cupy):
+    if is_virtual(cupy):
+        pytest.skip("needs a real GPU: torch CUDA tensors")
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA here")
@@ -275,7 +301,7 @@ def test_torch_cuda_tensors():
     assert np.array_equal(host(r).astype(np.float32), (tb * tb).float().cpu().numpy())
 
 
-def test_mixing_numpy_and_cupy():
+def test_mixing_numpy_and_cupy(cupy):
     with pytest.raises(TypeError, match="cannot mix a host array of type ndarray"):
         gb.add(cupy.ones(3), np.ones(3))
     r = gb.add(cupy.ones(3, cupy.float32), np.float32(2.0))             # 0-d host: a kernel argument
@@ -284,9 +310,26 @@ def test_mixing_numpy_and_cupy():
     assert r.dtype == np.int16
 
 
-def test_dtype_argument_as_on_the_cpu():
+def test_dtype_argument_as_on_the_cpu(cupy):
     a = np.arange(6, dtype=np.int32)
     for dtype in (np.float32, np.int64):
         want = gb.add(a, a, dtype=dtype, backend="numpy")
         got = gb.add(cupy.asarray(a), cupy.asarray(a), dtype=dtype)
         assert got.dtype == want.dtype and np.array_equal(host(got), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32], ids=str)
+def test_benchmark_patterns_as_the_benchmark_calls_them(dtype, cupy):
+    """Every pattern of gpubcast/bench/patterns.py at its tiny shapes, through the benchmark's own
+    binding (``peers.Gpubcast``, out= buffers from ``make_cases``), against the NumPy backend."""
+    from gpubcast.bench import patterns, peers
+    for pattern in patterns.PATTERNS:
+        shapes = pattern.shapes("tiny", "gpu")
+        host_in = patterns.host_operands(pattern, shapes, dtype)
+        results = []
+        for backend, xp in (("cuda", cupy), ("numpy", np)):
+            [case] = patterns.make_cases(pattern, shapes, dtype, xp=xp, sets=1, host=host_in)
+            call, _ = peers.Gpubcast(backend, "gpu", xp, backend).bind(pattern, shapes, case)
+            call()
+            results.append(host(case.out))
+        assert_agrees("add", results[0], results[1], dtype), pattern.name

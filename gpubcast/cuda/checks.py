@@ -269,7 +269,7 @@ def dtypes_for(op: _ops.Op, dtypes=EMULATION_DTYPES) -> list[tuple]:
         if op.name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
             pairs.append((np.dtype(np.int64), np.dtype(np.uint64)))
         return pairs
-    if op.kind == "variadic":
+    if op.kind in ("variadic", "quaternary"):
         return [(t,) for t in dtypes if _dt.kind(t) in op.accepts]
     return [(t,) for t in dtypes]
 

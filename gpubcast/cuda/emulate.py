@@ -44,31 +44,89 @@ _PRELUDE = """\
 #include <string.h>
 #define __launch_bounds__(...)
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+// Access checking (kernels/indexing.cuh GB_PTR): with a gb_check_t set for the launch, every
+// global access must lie inside the allocation its operand's pointer points into and be aligned
+// to its type; a faulting access is recorded and redirected to scratch memory.
+struct gb_check_t {{
+  const unsigned long long* ranges;   // sorted [begin, end) pairs of live allocations
+  unsigned long long nranges;
+  unsigned long long faults;          // number of faulting accesses
+  unsigned long long kind;            // first fault: 1 outside, 2 misaligned, 3 base in no allocation
+  unsigned long long addr, bytes, align, base, is_write, block, thread;
+}};
+static thread_local gb_check_t* gb_check_state = 0;
+alignas(64) static thread_local unsigned char gb_scratch[64];
+
+static const unsigned long long* gb_range_of(unsigned long long a) {{
+  const gb_check_t* c = gb_check_state;
+  unsigned long long lo = 0, hi = c->nranges;            // last range with begin <= a
+  while (lo < hi) {{
+    unsigned long long mid = (lo + hi) / 2;
+    if (c->ranges[2 * mid] <= a) lo = mid + 1; else hi = mid;
+  }}
+  if (lo == 0) return 0;
+  const unsigned long long* r = c->ranges + 2 * (lo - 1);
+  return a < r[1] ? r : 0;
+}}
+
+static bool gb_access_ok(const void* p, unsigned long long bytes, unsigned long long align,
+                         const void* base, bool is_write) {{
+  const unsigned long long a = (unsigned long long)p;
+  const unsigned long long* r = gb_range_of((unsigned long long)base);
+  unsigned long long kind = 0;
+  if (!r) kind = 3;
+  else if (a < r[0] || a + bytes > r[1]) kind = 1;
+  else if (a % align) kind = 2;
+  if (!kind) return true;
+  gb_check_t* c = gb_check_state;
+  if (c->faults++ == 0) {{
+    c->kind = kind; c->addr = a; c->bytes = bytes; c->align = align;
+    c->base = (unsigned long long)base; c->is_write = is_write;
+    c->block = blockIdx.x; c->thread = threadIdx.x;
+  }}
+  return false;
+}}
+
+template <typename P> static P gb_checked(P p, const void* base, bool is_write) {{
+  if (!gb_check_state || gb_access_ok((const void*)p, sizeof(*p), alignof(decltype(*p)), base, is_write))
+    return p;
+  return (P)(void*)gb_scratch;
+}}
+#define GB_PTR(p, base, is_write) gb_checked((p), (const void*)(base), (is_write))
 """
 
 _RUNNER = """
+// One launch: blocks in the order b -> (b * bmul + badd) % grid, threads t -> (t * tmul + tadd) % block
+// (permutations when the multipliers are coprime with the counts).
 template <typename P> static int gb_run(void (*kernel)(P), const void* params, unsigned long long nbytes,
-                                        unsigned grid) {{
+                                        unsigned grid, unsigned block, unsigned long long bmul,
+                                        unsigned long long badd, unsigned tmul, unsigned tadd,
+                                        gb_check_t* check) {{
   if (nbytes != sizeof(P)) return -1;
   P p;
   memcpy(&p, params, sizeof(P));
   gridDim = dim3(grid, 1, 1);
-  blockDim = dim3(gb::BLOCK, 1, 1);
-  for (unsigned b = 0; b < grid; ++b) {{
-    blockIdx = dim3(b, 1, 1);
-    for (unsigned t = 0; t < (unsigned)gb::BLOCK; ++t) {{
-      threadIdx = dim3(t, 1, 1);
+  blockDim = dim3(block, 1, 1);
+  gb_check_state = check;
+  for (unsigned long long b = 0; b < grid; ++b) {{
+    blockIdx = dim3((unsigned)((b * bmul + badd) % grid), 1, 1);
+    for (unsigned t = 0; t < block; ++t) {{
+      threadIdx = dim3((unsigned)(((unsigned long long)t * tmul + tadd) % block), 1, 1);
       kernel(p);
     }}
   }}
+  gb_check_state = 0;
   return 0;
 }}
 template <typename P> static unsigned long long gb_param_size(void (*)(P)) {{ return sizeof(P); }}
 """
 
 _ENTRY = """
-extern "C" int gb_run_{i}(const void* params, unsigned long long nbytes, unsigned grid) {{
-  return gb_run(&{name}, params, nbytes, grid);
+extern "C" int gb_run_{i}(const void* params, unsigned long long nbytes, unsigned grid, unsigned block,
+                          unsigned long long bmul, unsigned long long badd, unsigned tmul, unsigned tadd,
+                          gb_check_t* check) {{
+  return gb_run(&{name}, params, nbytes, grid, block, bmul, badd, tmul, tadd, check);
 }}
 extern "C" int gb_ept_{i}() {{ return {ept}; }}
 extern "C" unsigned long long gb_size_{i}() {{ return gb_param_size(&{name}); }}
@@ -174,7 +232,9 @@ class Emulator:
             dll = ctypes.CDLL(str(lib))
             for i, name in enumerate(names):
                 run = getattr(dll, f"gb_run_{i}")
-                run.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_uint]
+                run.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_uint,
+                                ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_uint,
+                                ctypes.POINTER(Check)]
                 run.restype = ctypes.c_int
                 ept = getattr(dll, f"gb_ept_{i}")
                 ept.restype = ctypes.c_int
@@ -199,10 +259,25 @@ class Emulator:
 
     def run(self, lc: launch.Launch, grid: int | None = None) -> None:
         """Execute one launch (``grid`` overrides the launch's block count: any >= 1 is valid)."""
-        rc = self._entry(lc.name)[0](lc.params, len(lc.params), grid or lc.grid)
+        self.run_raw(lc.name, lc.params, grid or lc.grid)
+
+    def run_raw(self, name: str, params: bytes, grid: int, block: int = launch.BLOCK,
+                order: tuple = (1, 0, 1, 0), check: "Check | None" = None) -> None:
+        """Run kernel ``name`` on argument bytes ``params`` with ``grid`` blocks of ``block`` threads,
+        blocks and threads visited in the order ``order`` = (bmul, badd, tmul, tadd) gives (block b
+        runs as (b * bmul + badd) % grid, likewise threads), accesses checked against ``check``."""
+        rc = self._entry(name)[0](params, len(params), grid, block, *order,
+                                  ctypes.byref(check) if check is not None else None)
         if rc:
-            raise RuntimeError(f"{lc.name}: argument of {len(lc.params)} bytes, the kernel takes "
-                               f"{self.param_size(lc.name)}")
+            raise RuntimeError(f"{name}: argument of {len(params)} bytes, the kernel takes "
+                               f"{self.param_size(name)}")
+
+
+class Check(ctypes.Structure):
+    """The harness's gb_check_t: allocation ranges in, the first faulting access out."""
+    _fields_ = [(f, ctypes.c_void_p if f == "ranges" else ctypes.c_ulonglong)
+                for f in ("ranges", "nranges", "faults", "kind", "addr", "bytes", "align", "base",
+                          "is_write", "block", "thread")]
 
 
 class EmulatedBackend(HostArrays):

@@ -151,7 +151,10 @@ class _Placement:
             args.pop()
         if any(x is None for x in args):
             raise NotImplementedError(f"gpubcast.onnx.backend: {step.label} omits an input before the last one")
-        return step.function(*args, **step.attributes, backend=self.backend)
+        backend = self.backend
+        if self.cuda and not any(backends.is_cuda_array(x) for x in args):
+            backend = None  # a node with a string input: colocated on the host, computed on the CPU
+        return step.function(*args, **step.attributes, backend=backend)
 
 
 class GpubcastRep(BackendRep):

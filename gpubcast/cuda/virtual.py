@@ -1,0 +1,639 @@
+"""A virtual CUDA device for tests: the real CUDA backend path, kernels run by the host emulation.
+
+``installed()`` puts a stand-in for the few CuPy calls gpubcast makes in place of ``cupy``
+(``sys.modules``), registers a fresh ``gpubcast.backends.cuda.CudaBackend`` built on it, and
+watches ``compiler.cached_kernel`` (to know which name expression each lowered name came from).
+Everything else is gpubcast's own code: ``backends/cuda.py`` -> ``cuda/launch.py`` -> the kernel
+call ``Function.__call__(grid, block, args)``, which here
+
+* marshals ``args`` as CuPy 14 does (``cupy/cuda/function.pyx`` ``_pointer``): a CuPy array,
+  ``MemoryPointer`` or ``None`` is an 8-byte pointer; a NumPy array of size 1 is passed by value,
+  its own bytes (any other NumPy array is a TypeError); a NumPy scalar is its own bytes; a Python
+  bool / int / float / complex is a bool / int64 (uint64 from 2**63) / double / complex128;
+* checks them against the kernel's parameters as NVRTC compiled it (the ``.param`` list of its
+  PTX ``.entry``, compiled for ``compute_XX``): count, and each argument's byte size against the
+  parameter's (a mismatch makes a GPU read a wrong or garbage value); the host build's struct
+  size must equal the parameter's too;
+* checks the launch: ``get_function`` finds the lowered name among the loaded CUBIN's (ELF
+  symbol table) or PTX's entries, and it equals NVRTC's lowered name of the name expression; block
+  size within ``.maxntid`` and 1024, grid within CUDA's limits, the stream is the current one and
+  not a stream other than the capturing one while a capture runs;
+* runs the launch with the host-built kernel of the same instantiation
+  (``gpubcast.cuda.emulate``), blocks and threads in a shuffled order, every global access checked
+  (``kernels/indexing.cuh`` ``GB_PTR``): inside the allocation its operand pointer points into and
+  aligned to its type; a faulting access raises ``VirtualFault`` (on a GPU: an illegal or
+  misaligned address error).
+
+Device memory is NumPy memory: allocations are 256-byte aligned, fresh ones filled with a
+poison byte (0xA5, so unwritten output shows), and known to the device by address range.
+What it cannot see: warps, memory ordering and shared-memory races, NVRTC's optimiser (the host
+build is g++ -O0), real timing, and driver or ABI issues beyond parameter sizes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import math
+import re
+import struct
+import sys
+import types
+import weakref
+
+import numpy as np
+
+from . import catalog, compiler, emulate
+
+ALIGN = 256                           # cudaMalloc's alignment (CuPy's pool: 512)
+POISON = 0xA5                         # fresh allocations (cupy.empty) hold this byte
+MAX_THREADS = 1024
+MAX_BLOCK = (1024, 1024, 64)
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_SHARED = 48 * 1024
+
+
+class VirtualCudaError(RuntimeError):
+    """What the driver or the GPU would report (or silently mis-run) for this call."""
+
+
+class VirtualFault(VirtualCudaError):
+    """A kernel accessed memory a GPU would fault on (illegal or misaligned address)."""
+
+
+# ---- memory ------------------------------------------------------------------------------------
+
+class Allocation:
+    """``nbytes`` of device memory: a 256-byte aligned NumPy buffer."""
+
+    def __init__(self, device: "VirtualCupy", nbytes: int, fill: int | None = POISON):
+        self.nbytes = int(nbytes)
+        self.device_id = device._current_device
+        raw = np.empty(self.nbytes + ALIGN, np.uint8)
+        start = (-raw.ctypes.data) % ALIGN
+        self.buf = raw[start:start + self.nbytes]
+        if fill is not None:
+            self.buf.fill(fill)
+        self.ptr = self.buf.ctypes.data if self.nbytes else 0
+        if self.nbytes:
+            device._allocations[self.ptr] = weakref.ref(self)
+            weakref.finalize(self, device._allocations.pop, self.ptr, None)
+
+
+class MemoryPointer:
+    def __init__(self, mem: Allocation, offset: int = 0):
+        self.mem, self.offset = mem, int(offset)
+        self.ptr = mem.ptr + self.offset if mem.nbytes else 0
+        self.device_id = mem.device_id
+
+    def __add__(self, n):
+        return MemoryPointer(self.mem, self.offset + int(n))
+
+    def __int__(self):
+        return self.ptr
+
+
+def _host(x):
+    """``x`` with virtual arrays replaced by their NumPy views (recursively in tuples/lists)."""
+    if isinstance(x, ndarray):
+        return x._a
+    if isinstance(x, (tuple, list)):
+        return type(x)(_host(y) for y in x)
+    return x
+
+
+class ndarray:  # noqa: N801 - CuPy's name
+    """A CuPy-like array over virtual device memory (a NumPy view into one ``Allocation``)."""
+
+    __array_priority__ = 100
+    _cp: "VirtualCupy"
+
+    def __init__(self, shape, dtype=float, memptr: MemoryPointer | None = None, strides=None, order="C"):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        dtype = np.dtype(dtype)
+        if memptr is None:
+            memptr = MemoryPointer(Allocation(self._cp, math.prod(shape) * dtype.itemsize))
+        self._mem = memptr.mem
+        self._a = np.ndarray(shape, dtype, buffer=memptr.mem.buf, offset=memptr.offset, strides=strides,
+                             order=order)
+
+    @classmethod
+    def _view(cls, mem: Allocation, a: np.ndarray) -> "ndarray":
+        x = cls.__new__(cls)
+        x._mem, x._a = mem, a
+        return x
+
+    def _wrap(self, r):
+        """A NumPy result as a virtual array: a view of this array's memory stays one, else a copy."""
+        if isinstance(r, np.ndarray):
+            if self._mem.nbytes and np.shares_memory(r, self._mem.buf):
+                return type(self)._view(self._mem, r)
+            return self._cp.asarray(r)
+        if isinstance(r, np.generic):
+            return self._cp.asarray(np.asarray(r))
+        return r
+
+    # attributes
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    strides = property(lambda self: self._a.strides)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    itemsize = property(lambda self: self._a.itemsize)
+    nbytes = property(lambda self: self._a.nbytes)
+    flags = property(lambda self: self._a.flags)
+    T = property(lambda self: type(self)._view(self._mem, self._a.T))
+
+    @property
+    def data(self) -> MemoryPointer:
+        off = self._a.__array_interface__["data"][0] - self._mem.ptr if self._mem.nbytes else 0
+        return MemoryPointer(self._mem, off)
+
+    @property
+    def device(self):
+        return self._cp.cuda.Device(self._mem.device_id)
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self._a
+        return {"shape": a.shape, "typestr": a.dtype.str, "descr": a.dtype.descr, "version": 3,
+                "data": (self.data.ptr, False), "stream": None,
+                "strides": None if a.flags.c_contiguous else a.strides}
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to "
+                        "construct a NumPy array explicitly.")
+
+    def get(self, stream=None, order="C", out=None):
+        return np.array(self._a, order=order)
+
+    def __repr__(self):
+        return f"virtual cupy {self._a!r}"
+
+    def __len__(self):
+        return len(self._a)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self):
+        return bool(self._a)
+
+    def __int__(self):
+        return int(self._a)
+
+    def __float__(self):
+        return float(self._a)
+
+    def __getitem__(self, key):
+        return self._wrap(self._a[_host(key)])
+
+    def __setitem__(self, key, value):
+        self._a[_host(key)] = _host(value)
+
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+        if not copy and self.dtype == np.dtype(dtype):
+            return self
+        return self._cp.asarray(self._a.astype(dtype, order=order))
+
+    def copy(self, order="C"):
+        return self._cp.asarray(self._a.copy(order=order))
+
+    def reshape(self, *shape, order="C"):
+        return self._wrap(self._a.reshape(*shape, order=order))
+
+    def fill(self, value):
+        self._a.fill(value)
+
+    def __getattr__(self, name):
+        """NumPy's method of the same name, on the host values (all, any, sum, ravel, ...)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        attr = getattr(self._a, name)
+        if not callable(attr):
+            return self._wrap(attr)
+        return lambda *a, **k: self._wrap(attr(*_host(a), **{n: _host(v) for n, v in k.items()}))
+
+
+def _binary_dunder(name):
+    def method(self, other):
+        return self._wrap(getattr(self._a, name)(_host(other)))
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+              "rshift", "eq", "ne", "lt", "le", "gt", "ge"):
+    for _n in (f"__{_name}__", f"__r{_name}__"):
+        if hasattr(np.ndarray, _n):
+            setattr(ndarray, _n, _binary_dunder(_n))
+for _n in ("__neg__", "__pos__", "__abs__", "__invert__"):
+    setattr(ndarray, _n, lambda self, _n=_n: self._wrap(getattr(self._a, _n)()))
+ndarray.__hash__ = None
+
+
+# ---- kernels: modules, functions, launches ------------------------------------------------------
+
+def elf_functions(binary: bytes) -> set[str]:
+    """Names of the function symbols of an ELF64 little-endian file (a CUBIN)."""
+    if binary[:4] != b"\x7fELF" or binary[4] != 2 or binary[5] != 1:
+        raise VirtualCudaError("CUDA_ERROR_INVALID_IMAGE: not an ELF64 little-endian CUBIN")
+    shoff, = struct.unpack_from("<Q", binary, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", binary, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", binary, shoff + i * shentsize) for i in range(shnum)]
+    names = set()
+    for sh in sections:
+        if sh[1] != 2:                                  # SHT_SYMTAB
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], sh[9]):
+            st_name, st_info = struct.unpack_from("<IB", binary, off)
+            if st_info & 0xF == 2:                      # STT_FUNC
+                end = binary.index(b"\0", strtab[4] + st_name)
+                names.add(binary[strtab[4] + st_name:end].decode())
+    return names
+
+
+_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)\s*((?:\.\w+[^\n{]*\n\s*)*)\{")
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.([busf])(\d+)\s+[\w$]+(?:\[(\d+)\])?")
+
+
+
+def ptx_entries(ptx: str) -> dict:
+    """entry name -> {"params": [(size, align)], "maxntid": threads or None} of a PTX module."""
+    out = {}
+    for m in _ENTRY.finditer(ptx):
+        params = []
+        for p in _PARAM.finditer(m.group(2)):
+            align, _, bits, count = p.groups()
+            size = int(bits) // 8 * (int(count) if count else 1)
+            params.append((size, int(align) if align else int(bits) // 8))
+        ntid = re.search(r"\.maxntid\s+([\d,\s]+)", m.group(3))
+        maxntid = math.prod(int(v) for v in ntid.group(1).split(",") if v.strip()) if ntid else None
+        out[m.group(1)] = {"params": params, "maxntid": maxntid}
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_info(family: str, name: str, arch: str = "compute_90") -> tuple[str, dict]:
+    """(lowered name, PTX entry info) of name expression ``name`` as NVRTC compiles it."""
+    ptx, lowered = compiler.cached_kernel(family, name, arch)
+    entries = ptx_entries(ptx.decode() if isinstance(ptx, bytes) else ptx)
+    if lowered not in entries:
+        raise VirtualCudaError(f"NVRTC's lowered name {lowered} of {name} is no .entry of its PTX "
+                               f"({', '.join(entries)})")
+    return lowered, entries[lowered]
+
+
+@functools.lru_cache(maxsize=None)
+def emulator(family: str) -> emulate.Emulator:
+    """Host builds of every instantiation of ``family`` (catalog.every_instantiation)."""
+    return emulate.Emulator(catalog.every_instantiation()[family])
+
+
+def marshal(x) -> bytes:
+    """The bytes CuPy 14's ``Function.__call__`` hands the driver for kernel argument ``x``."""
+    if x is None:
+        return bytes(8)
+    if isinstance(x, ndarray):
+        return struct.pack("<Q", x.data.ptr)
+    if isinstance(x, MemoryPointer):
+        return struct.pack("<Q", x.ptr)
+    if isinstance(x, np.ndarray):
+        if x.size != 1:
+            raise TypeError(f"You are trying to pass a numpy.ndarray of shape {x.shape} as a kernel "
+                            f"parameter. Only numpy.ndarrays of size one can be passed by value.")
+        return x.tobytes()
+    if type(x) is bool:
+        return np.bool_(x).tobytes()
+    if type(x) is int:
+        return (np.uint64(x) if x >= 2**63 else np.int64(x)).tobytes()    # OverflowError past uint64
+    if type(x) is float:
+        return np.float64(x).tobytes()
+    if type(x) is complex:
+        return np.complex128(x).tobytes()
+    if isinstance(x, np.generic):
+        return x.tobytes()
+    raise TypeError(f"Unsupported type {type(x)}")
+
+
+class Module:
+    def __init__(self, cp: "VirtualCupy"):
+        self._cp, self.symbols, self.kind = cp, None, None
+
+    def load(self, binary):
+        if not isinstance(binary, bytes):
+            raise TypeError(f"Argument 'cubin' has incorrect type (expected bytes, got {type(binary).__name__})")
+        if binary[:4] == b"\x7fELF":
+            self.kind, self.symbols = "cubin", elf_functions(binary)
+        else:
+            if not binary.endswith(b"\0"):
+                raise VirtualCudaError("CUDA_ERROR_INVALID_PTX: PTX handed to the driver must end with a NUL")
+            self.kind, self.symbols = "ptx", set(ptx_entries(binary[:-1].decode()))
+
+    def get_function(self, name):
+        name = name.decode() if isinstance(name, bytes) else name
+        if self.symbols is None or name not in self.symbols:
+            raise VirtualCudaError(f"CUDA_ERROR_NOT_FOUND: named symbol not found: {name}")
+        return Function(self, name)
+
+
+class Function:
+    def __init__(self, module: Module, lowered: str):
+        self.module, self.lowered = module, lowered
+        cp = module._cp
+        try:
+            self.family, self.name = cp._names[lowered]
+        except KeyError:
+            raise VirtualCudaError(f"{lowered}: not a kernel compiled through gpubcast.cuda.compiler") from None
+        lowered_ptx, self.entry = kernel_info(self.family, self.name)
+        if lowered_ptx != lowered:
+            raise VirtualCudaError(f"{self.name}: loaded as {lowered}, NVRTC lowers it to {lowered_ptx}")
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, enable_cooperative_groups=False):
+        if not isinstance(grid, tuple) or not isinstance(block, tuple):
+            raise TypeError("Function.__call__: grid and block must be tuples")
+        grid = tuple(max(1, int(v)) for v in (grid + (1, 1))[:3])
+        block = tuple(max(1, int(v)) for v in (block + (1, 1))[:3])
+        cp = self.module._cp
+        stream = stream or cp.cuda.get_current_stream()
+        data = [marshal(a) for a in args]
+        params = self.entry["params"]
+        where = f"{self.name} ({self.lowered})"
+        if len(data) != len(params):
+            raise VirtualCudaError(f"{where}: {len(data)} arguments for {len(params)} parameters")
+        for k, (got, (size, align)) in enumerate(zip(data, params)):
+            if len(got) != size:
+                raise VirtualCudaError(f"{where}: argument {k} is {len(got)} bytes, its parameter "
+                                       f"(.param .align {align} .b8 [{size}]) {size}: the GPU would read "
+                                       f"{'past the argument' if len(got) < size else 'part of it'}")
+        threads = math.prod(block)
+        limit = min(MAX_THREADS, self.entry["maxntid"] or MAX_THREADS)
+        if threads > limit or any(b > m for b, m in zip(block, MAX_BLOCK)):
+            raise VirtualCudaError(f"{where}: CUDA_ERROR_INVALID_VALUE: block {block} (the kernel takes at "
+                                   f"most {limit} threads)")
+        if any(g > m for g, m in zip(grid, MAX_GRID)) or shared_mem > MAX_SHARED:
+            raise VirtualCudaError(f"{where}: CUDA_ERROR_INVALID_VALUE: grid {grid}, {shared_mem} bytes shared")
+        if grid[1:] != (1, 1) or block[1:] != (1, 1):
+            raise VirtualCudaError(f"{where}: the virtual device runs 1-D launches only ({grid}, {block})")
+        capturing = [s for s in cp._streams if s._capture is not None]
+        if capturing and capturing[0] is not stream:
+            raise VirtualCudaError(f"{where}: cudaErrorStreamCaptureImplicit: a launch on another stream "
+                                   f"while a stream is capturing")
+        run = functools.partial(cp._run, self, b"".join(data), grid[0], block[0], stream)
+        if stream._capture is not None:
+            stream._capture.append(run)
+        else:
+            run()
+
+
+class Stream:
+    _ids = itertools.count(0x1000, 0x10)
+
+    def __init__(self, cp: "VirtualCupy", null=False, non_blocking=False, ptr=None):
+        self._cp, self.ptr = cp, 0 if null else next(Stream._ids)
+        self._capture = None
+        cp._streams.append(self)
+
+    def __enter__(self):
+        self._cp._stream_stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self._cp._stream_stack.pop()
+
+    def use(self):
+        self._cp._stream_stack[:] = [self]
+        return self
+
+    def synchronize(self):
+        pass
+
+    def begin_capture(self, mode=None):
+        self._capture = []
+
+    def is_capturing(self):
+        return self._capture is not None
+
+    def end_capture(self):
+        graph, self._capture = Graph(self._capture), None
+        return graph
+
+
+class Graph:
+    def __init__(self, runs):
+        self._runs = runs
+
+    def launch(self, stream=None):
+        for run in self._runs:
+            run()
+
+
+class Device:
+    def __init__(self, cp: "VirtualCupy", device=None):
+        self._cp = cp
+        self.id = cp._current_device if device is None else int(device)
+        if not 0 <= self.id < cp.device_count:
+            raise VirtualCudaError(f"cudaErrorInvalidDevice: device {self.id} (of {cp.device_count})")
+        self._previous = []
+
+    compute_capability = property(lambda self: self._cp.compute_capability)
+
+    def __enter__(self):
+        self._previous.append(self._cp._current_device)
+        self._cp._current_device = self.id
+        return self
+
+    def __exit__(self, *exc):
+        self._cp._current_device = self._previous.pop()
+
+    def use(self):
+        self._cp._current_device = self.id
+
+    def synchronize(self):
+        pass
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.id == self.id
+
+    __hash__ = object.__hash__
+
+
+# ---- the module ---------------------------------------------------------------------------------
+
+class VirtualCupy(types.ModuleType):
+    """Stands in for ``cupy``: arrays, devices, streams, modules; kernels run on the host.
+
+    ``compute_capability``: what ``Device().compute_capability`` says ("90": CUBINs for sm_90; a
+    capability NVRTC does not know makes the backend load PTX).  ``seed``: the block and thread
+    order of each launch.  ``launches``: (name expression, grid, block, stream ptr, argument bytes)
+    of every kernel run, for tests.
+    """
+
+    def __init__(self, compute_capability: str = "90", device_count: int = 1, seed: int = 0):
+        super().__init__("cupy")
+        self.__file__ = __file__
+        self.compute_capability, self.device_count = str(compute_capability), device_count
+        self._allocations: dict = {}
+        self._current_device = 0
+        self._names: dict = {}                       # lowered name -> (family, name expression)
+        self._rng = np.random.default_rng(seed)
+        self.launches: list = []
+        self._streams: list = []
+        self._null = Stream(self, null=True)
+        self._stream_stack: list = []
+        self.ndarray = type("ndarray", (ndarray,), {"_cp": self, "__module__": "cupy"})
+        from cupy.cuda import nvrtc                  # the real one: gpubcast.cuda.compiler uses it
+        function = types.SimpleNamespace(Module=lambda: Module(self), Function=Function)
+        self.cuda = types.SimpleNamespace(
+            Device=lambda device=None: Device(self, device), Stream=lambda **kw: Stream(self, **kw),
+            function=function, nvrtc=nvrtc, is_available=lambda: True,
+            get_current_stream=lambda: self._stream_stack[-1] if self._stream_stack else self._null,
+            runtime=types.SimpleNamespace(getDeviceCount=lambda: device_count), MemoryPointer=MemoryPointer)
+        self.random = types.SimpleNamespace(
+            standard_normal=lambda size=None, dtype=float: self.asarray(self._rng.standard_normal(size).astype(dtype)),
+            random=lambda size=None: self.asarray(self._rng.random(size)))
+        for t in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                  "float32", "float64", "complex64", "complex128"):
+            setattr(self, t, getattr(np, t))
+
+    # arrays
+    def _new(self, shape, dtype, fill=POISON) -> ndarray:
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        dtype = np.dtype(dtype)
+        mem = Allocation(self, math.prod(shape) * dtype.itemsize, fill)
+        return self.ndarray(shape, dtype, MemoryPointer(mem))
+
+    def empty(self, shape, dtype=float, order="C"):
+        return self._new(shape, dtype)
+
+    def empty_like(self, a, dtype=None):
+        return self._new(a.shape, dtype or a.dtype)
+
+    def zeros(self, shape, dtype=float):
+        return self._new(shape, dtype, 0)
+
+    def full(self, shape, value, dtype=None):
+        x = self._new(shape, dtype or np.asarray(value).dtype)
+        x._a[...] = value
+        return x
+
+    def ones(self, shape, dtype=float):
+        return self.full(shape, 1, dtype)
+
+    def asarray(self, x, dtype=None, order=None):
+        if isinstance(x, ndarray):
+            return x if dtype is None or x.dtype == np.dtype(dtype) else x.astype(dtype)
+        if hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray):
+            return self._from_interface(x.__cuda_array_interface__, dtype)
+        host = np.asarray(x, dtype=dtype)
+        out = self._new(host.shape, host.dtype)
+        out._a[...] = host
+        return out
+
+    def _from_interface(self, cai, dtype):
+        ptr = cai["data"][0]
+        mem = self._allocation_at(ptr)
+        a = np.ndarray(cai["shape"], np.dtype(cai["typestr"]), buffer=mem.buf, offset=ptr - mem.ptr,
+                       strides=cai.get("strides"))
+        x = self.ndarray._view(mem, a)
+        return x if dtype is None else x.astype(dtype)
+
+    def _allocation_at(self, ptr) -> Allocation:
+        for begin, ref in self._allocations.items():
+            mem = ref()
+            if mem is not None and begin <= ptr < begin + mem.nbytes:
+                return mem
+        raise VirtualCudaError(f"address {ptr:#x} is in no allocation of the virtual device")
+
+    def array(self, x, dtype=None, copy=True, order="K", ndmin=0):
+        return self.asarray(np.array(_host(x), dtype=dtype, copy=True, order=order, ndmin=ndmin))
+
+    def ascontiguousarray(self, x, dtype=None):
+        return self.asarray(np.ascontiguousarray(_host(x), dtype=dtype))
+
+    def asnumpy(self, x, stream=None):
+        return x.get() if isinstance(x, ndarray) else np.asarray(x)
+
+    def arange(self, *args, dtype=None):
+        return self.asarray(np.arange(*args, dtype=dtype))
+
+    def copyto(self, dst, src, casting="same_kind", where=True):
+        np.copyto(dst._a, _host(src), casting=casting, where=_host(where))
+
+    def may_share_memory(self, a, b, max_work=None):
+        return np.may_share_memory(_host(a), _host(b))
+
+    def from_dlpack(self, x):
+        raise TypeError("the virtual CUDA device takes no DLPack objects (only __cuda_array_interface__)")
+
+    def __getattr__(self, name):
+        """NumPy's function of the same name on the host values (array_equal, isnan, ...)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        fn = getattr(np, name)
+
+        def call(*a, **k):
+            r = fn(*_host(a), **{n: _host(v) for n, v in k.items()})
+            return self.asarray(r) if isinstance(r, np.ndarray) else r
+        return call
+
+    # launches
+    def _ranges(self):
+        live = sorted((b, b + m.nbytes) for b, ref in self._allocations.items() if (m := ref()) is not None)
+        return np.array(live, np.uint64).reshape(-1)
+
+    def _run(self, fn: Function, params: bytes, grid: int, block: int, stream: Stream):
+        emu = emulator(fn.family)
+        size = emu.param_size(fn.name)
+        if size != len(params):
+            raise VirtualCudaError(f"{fn.name}: the host build's parameter is {size} bytes, NVRTC's {len(params)}")
+        ranges = self._ranges()
+        check = emulate.Check(ranges=ranges.ctypes.data, nranges=len(ranges) // 2)
+        order = (self._coprime(grid), int(self._rng.integers(grid)), self._coprime(block),
+                 int(self._rng.integers(block)))
+        self.launches.append((fn.name, grid, block, stream.ptr, params))
+        emu.run_raw(fn.name, params, grid, block, order, check)
+        if check.faults:
+            what = {1: "outside the allocation of its operand", 2: f"misaligned (needs {check.align} bytes)",
+                    3: "through an operand pointer in no allocation"}[check.kind]
+            raise VirtualFault(f"{fn.name}: {'write' if check.is_write else 'read'} of {check.bytes} bytes at "
+                               f"{check.addr:#x} (operand {check.base:#x}) by block {check.block}, thread "
+                               f"{check.thread}: {what}; {check.faults} faulting accesses in the launch")
+
+    def _coprime(self, n: int) -> int:
+        while True:
+            m = int(self._rng.integers(1, max(2, n))) if n > 1 else 1
+            if math.gcd(m, n) == 1:
+                return m
+
+
+@contextlib.contextmanager
+def installed(cp: VirtualCupy | None = None):
+    """``cp`` (default: a new VirtualCupy) as ``cupy`` and gpubcast's CUDA backend on it, for the block."""
+    from .. import backends
+    cp = cp or VirtualCupy()
+    real = compiler.cached_kernel
+
+    @functools.wraps(real)
+    def watched(family, name, arch):
+        binary, lowered = real(family, name, arch)
+        cp._names[lowered] = (family, name)
+        return binary, lowered
+
+    compiler.supported_archs()     # the real CuPy's NVRTC loads its library on first use: before the swap
+    saved_module, saved_backend = sys.modules.get("cupy"), backends._instances.pop("cuda", None)
+    sys.modules["cupy"] = cp
+    compiler.cached_kernel = watched
+    try:
+        backends._instances["cuda"] = backends.get("cuda")   # a CudaBackend whose xp is cp
+        yield cp
+    finally:
+        compiler.cached_kernel = real
+        if saved_module is None:
+            sys.modules.pop("cupy", None)
+        else:
+            sys.modules["cupy"] = saved_module
+        backends._instances.pop("cuda", None)
+        if saved_backend is not None:
+            backends._instances["cuda"] = saved_backend

@@ -1,0 +1,142 @@
+"""The virtual CUDA device itself (gpubcast.cuda.virtual): CuPy's argument marshalling, the checks
+against NVRTC's PTX parameters and names, and faults a GPU would raise, each provoked on purpose."""
+
+import numpy as np
+import pytest
+from conftest import _virtual_unavailable
+
+import gpubcast as gb
+from gpubcast import backends, ops
+from gpubcast.cuda import launch
+
+pytestmark = pytest.mark.skipif(bool(_virtual_unavailable()), reason=_virtual_unavailable() or "")
+virtual = pytest.importorskip("gpubcast.cuda.virtual")
+
+
+@pytest.fixture
+def cp():
+    with virtual.installed(virtual.VirtualCupy(seed=7)) as cp:
+        yield cp
+
+
+def test_arguments_are_marshalled_as_cupy_does(cp):
+    x = cp.zeros(4, np.float32)
+    assert virtual.marshal(None) == bytes(8)
+    assert virtual.marshal(x) == x.data.ptr.to_bytes(8, "little")              # a pointer, 8 bytes
+    assert virtual.marshal(x.data + 4) == (x.data.ptr + 4).to_bytes(8, "little")
+    struct_arg = np.frombuffer(bytes(range(40)), np.dtype((np.void, 40)))
+    assert virtual.marshal(struct_arg) == bytes(range(40))                    # size 1: by value, its own bytes
+    assert virtual.marshal(np.zeros(1, np.int16)) == bytes(2)
+    with pytest.raises(TypeError, match="Only numpy.ndarrays of size one"):
+        virtual.marshal(np.zeros(2, np.float32))
+    assert virtual.marshal(True) == b"\x01"                                   # Python bool: bool
+    assert virtual.marshal(5) == (5).to_bytes(8, "little", signed=True)       # Python int: int64
+    assert virtual.marshal(2**63) == (2**63).to_bytes(8, "little")            # ... uint64 from 2**63
+    assert virtual.marshal(1.5) == np.float64(1.5).tobytes()                  # Python float: double
+    assert virtual.marshal(1j) == np.complex128(1j).tobytes()
+    assert virtual.marshal(np.float32(2)) == np.float32(2).tobytes()          # NumPy scalar: its size
+    with pytest.raises(TypeError, match="Unsupported type"):
+        virtual.marshal("text")
+
+
+def test_ptx_parameters_of_the_kernels():
+    name = "gb::binary_contig<gb::Add, float, float>"
+    lowered, entry = virtual.kernel_info("binary", name)
+    assert entry == {"params": [(launch.head_size(2), 8)], "maxntid": launch.BLOCK}
+    for bits in (32, 64):
+        name = f"gb::binary_general<gb::Add, float, float, gb::u{bits}>"
+        assert virtual.kernel_info("binary", name)[1]["params"] == [(launch.general_size(2, bits), 8)]
+
+
+def _add_launch(cp, n_plan, a, b, out, shift=0):
+    """The launch of add over a contiguous float plan of n_plan elements on these arrays."""
+    host = np.ones(n_plan, a.dtype)
+    p = gb.plan(host, host)
+    ins = [launch.Operand(x.dtype, x.data.ptr + shift) for x in (a, b)]
+    [lc] = launch.plan_launches(ops.get("add"), p, ins, launch.Operand(out.dtype, out.data.ptr))
+    fn = backends.get("cuda").function(lc.family, lc.name)
+    return fn, lc
+
+
+def struct(params):
+    return np.frombuffer(params, np.dtype((np.void, len(params))))
+
+
+def test_a_write_past_the_output_allocation_faults(cp):
+    a, b, out = cp.ones(1000, np.float32), cp.ones(1000, np.float32), cp.empty(999, np.float32)
+    fn, lc = _add_launch(cp, 1000, a, b, out)
+    with pytest.raises(virtual.VirtualFault, match=r"write of \d+ bytes .* outside the allocation of its operand"):
+        fn((lc.grid,), (launch.BLOCK,), (struct(lc.params),))
+    out = cp.empty(1000, np.float32)
+    fn, lc = _add_launch(cp, 1000, a, b, out)
+    fn((lc.grid,), (launch.BLOCK,), (struct(lc.params),))                   # the same launch, in bounds
+    assert (out.get() == 2).all()
+
+
+def test_a_read_past_an_input_allocation_faults(cp):
+    a, b, out = cp.ones(1000, np.float32), cp.ones(600, np.float32), cp.empty(1000, np.float32)
+    fn, lc = _add_launch(cp, 1000, a, b, out)
+    with pytest.raises(virtual.VirtualFault, match=r"read of \d+ bytes .* outside the allocation"):
+        fn((lc.grid,), (launch.BLOCK,), (struct(lc.params),))
+
+
+def test_a_misaligned_element_access_faults(cp):
+    a, b, out = cp.ones(64, np.float64), cp.ones(64, np.float64), cp.empty(64, np.float64)
+    fn, lc = _add_launch(cp, 60, a, b, out, shift=4)                         # doubles at 4 mod 8
+    with pytest.raises(virtual.VirtualFault, match=r"misaligned \(needs 8 bytes\)"):
+        fn((lc.grid,), (launch.BLOCK,), (struct(lc.params),))
+
+
+def test_argument_size_and_launch_shape_are_checked(cp):
+    a, b, out = cp.ones(300, np.float32), cp.ones(300, np.float32), cp.empty(300, np.float32)
+    fn, lc = _add_launch(cp, 300, a, b, out)
+    with pytest.raises(virtual.VirtualCudaError, match="the GPU would read past the argument"):
+        fn((lc.grid,), (launch.BLOCK,), (struct(lc.params[:-8]),))
+    with pytest.raises(virtual.VirtualCudaError, match="1 arguments for 1 parameters|2 arguments for 1"):
+        fn((lc.grid,), (launch.BLOCK,), (struct(lc.params), 0))
+    with pytest.raises(virtual.VirtualCudaError, match="at most 256 threads"):
+        fn((lc.grid,), (512,), (struct(lc.params),))
+    with pytest.raises(TypeError, match="tuples"):
+        fn(lc.grid, launch.BLOCK, (struct(lc.params),))
+    assert not (out.get() == 2).any()                                        # nothing ran
+    fn((1,), (launch.BLOCK,), (struct(lc.params),))                          # any grid >= 1 (grid-stride)
+    assert (out.get() == 2).all()
+
+
+def test_kernel_lookup_by_nvrtc_lowered_name(cp):
+    be = backends.get("cuda")
+    gb.add(cp.ones(3, np.float32), cp.ones(3, np.float32))
+    module = cp.cuda.function.Module()
+    binary, lowered = gb.cuda.compiler.cached_kernel("binary", "gb::binary_contig<gb::Add, float, float>", "sm_90")
+    module.load(binary)
+    assert lowered in module.symbols and module.get_function(lowered).lowered == lowered
+    with pytest.raises(virtual.VirtualCudaError, match="CUDA_ERROR_NOT_FOUND"):
+        module.get_function("gb::binary_contig<gb::Add, float, float>")     # the name expression is no symbol
+    assert be._functions
+
+
+def test_ptx_path_for_an_architecture_nvrtc_does_not_know():
+    with virtual.installed(virtual.VirtualCupy(compute_capability="999")) as cp:
+        a = cp.asarray(np.arange(6, dtype=np.int32))
+        assert (gb.multiply(a, 3).get() == np.arange(6) * 3).all()
+        [(dev, name)] = backends.get("cuda")._functions
+        assert name == "gb::binary_contig<gb::Multiply, gb::i32, gb::i32>"
+
+
+def test_arrays_on_another_device_are_refused():
+    with virtual.installed(virtual.VirtualCupy(device_count=2)) as cp:
+        with cp.cuda.Device(1):
+            a = cp.ones(4, np.float32)
+        with pytest.raises(ValueError, match="on device 1 with the current device 0"):
+            gb.add(a, a)
+        with cp.cuda.Device(1):
+            assert (gb.add(a, a).get() == 2).all()
+
+
+def test_device_memory_is_not_host_memory(cp):
+    x = cp.empty(8, np.uint8)
+    assert (x.get() == virtual.POISON).all()                                 # unwritten output shows
+    assert x.data.ptr % virtual.ALIGN == 0
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        np.asarray(x)
+    assert backends.is_cuda_array(x) and backends.select([x]).name == "cuda"
