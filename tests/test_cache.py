@@ -122,14 +122,23 @@ def test_a_warm_cache_is_used(warm_cache, tmp_path):
     assert drivers > 0 and row_hits > 0 and row_misses == 0
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "another entry's bytes", "empty"])
-def test_damaged_entries_give_right_values_and_are_rebuilt(warm_cache, tmp_path, damage):
+DAMAGES = ("truncated", "garbage", "another entry's bytes", "empty", "one byte flipped")
+
+
+def _damaged(kind: str, data: bytes, other: bytes) -> bytes:
+    if kind == "one byte flipped":
+        return data[:100] + bytes([data[100] ^ 1]) + data[101:]
+    return {"truncated": data[: len(data) // 2], "garbage": os.urandom(len(data)),
+            "another entry's bytes": other, "empty": b""}[kind]
+
+
+def test_damaged_entries_give_right_values_and_are_rebuilt(warm_cache, tmp_path):
+    """Every entry damaged, each file one of DAMAGES in turn (one process compiles them all)."""
     target = _copy(warm_cache, tmp_path)
     files = sorted(target.glob("*.entry"))
     datas = [f.read_bytes() for f in files]
     for i, f in enumerate(files):
-        f.write_bytes({"truncated": datas[i][: len(datas[i]) // 2], "garbage": os.urandom(len(datas[i])),
-                       "another entry's bytes": datas[(i + 1) % len(files)], "empty": b""}[damage])
+        f.write_bytes(_damaged(DAMAGES[i % len(DAMAGES)], datas[i], datas[(i + 1) % len(files)]))
     drivers, row_hits, row_misses = _check(tmp_path)
     assert drivers == 0 and row_hits == 0 and row_misses > 0    # nothing damaged was used
     drivers, row_hits, row_misses = _check(tmp_path)            # ... and it was rebuilt
