@@ -8,7 +8,9 @@
 // given by the plan's coalesced strides.  Offsets come from OffsetCalc: divide the linear
 // index by each coalesced size, innermost first, by magic-number multiplication
 // (Divider: 32-bit on the u32 path, 64-bit multiply-high on the u64 path for outputs whose
-// indices or offsets reach 2^31).
+// indices or offsets reach 2^31).  On the 32-bit path of the binary, ternary and copy
+// kernels a tile's offsets are located once per innermost row it touches (usually once) and
+// stepped by the innermost strides; elsewhere each element is located in full.
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
@@ -96,6 +98,7 @@ template <int NARGS, typename index_t> struct OffsetCalc {
   Divider<index_t> dim[MAX_DIMS];         // coalesced sizes, innermost first
   offset_t stride[MAX_DIMS][NARGS];       // element strides, innermost first (may be 0 or < 0)
 
+  // Offsets at linear index i (off is overwritten).
   GB_FN void get(index_t i, offset_t (&off)[NARGS]) const {
 #pragma unroll
     for (int k = 0; k < NARGS; ++k) off[k] = 0;
@@ -112,6 +115,36 @@ template <int NARGS, typename index_t> struct OffsetCalc {
       for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)r * stride[d][k];
       i = q;
     }
+  }
+
+  // get, and returns i's coordinate in the innermost dim (dim 0, peeled).
+  GB_FN index_t locate(index_t i, offset_t (&off)[NARGS]) const {
+    index_t inner = i;                    // rank 1: the index is the innermost coordinate
+    int d = 0;
+    if (ndim > 1) {                       // innermost dim peeled: its coordinate is returned
+      const index_t q = dim[0].div(i);
+      inner = i - q * dim[0].divisor;
+#pragma unroll
+      for (int k = 0; k < NARGS; ++k) off[k] = (offset_t)inner * stride[0][k];
+      i = q;
+      d = 1;
+    } else {
+#pragma unroll
+      for (int k = 0; k < NARGS; ++k) off[k] = 0;
+    }
+#pragma unroll 1
+    for (; d < ndim - 1; ++d) {
+      const index_t q = dim[d].div(i);
+      const index_t r = i - q * dim[d].divisor;
+#pragma unroll
+      for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)r * stride[d][k];
+      i = q;
+    }
+    if (d < ndim) {                       // outermost dim: the remaining index is its coordinate
+#pragma unroll
+      for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)i * stride[d][k];
+    }
+    return inner;
   }
 };
 
@@ -192,11 +225,37 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
   GB_FN Access(const Head<NIN>& head, Tile<EPT, index_t> tile, bool consecutive)
       : h(head), t(tile), full(tile.count == EPT), vec(consecutive && tile.count == EPT) {}
 
+  // General kernels (consecutive tiles): the full offsets (OffsetCalc::get, a division per
+  // dim) only at the tile's first element and where the tile enters a new innermost row;
+  // the other elements step by the innermost strides.  One pass of the loop per row touched:
+  // one when the innermost dim has at least EPT elements left, else up to EPT.
   template <typename Calc> GB_FN void compute_offsets(const Calc& calc) {
-    if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
+    if constexpr (GENERAL && !is_same<Calc, NoCalc>::value && !(is_same<index_t, u32>::value && NARGS <= 4)) {
+      // 64-bit path and the variadic kernels: each element's offsets in full (stepping keeps
+      // EPT x NARGS offsets live across the row loop: too many registers there)
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
         if (k < t.count) calc.get(t.at(k), off[k]);
+    } else if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
+      const index_t n0 = calc.dim[0].divisor;     // innermost size (rank 1: the whole size)
+      int k0 = 0;                                 // first element of the row
+#pragma unroll 1
+      while (true) {
+        offset_t cur[NARGS];
+        const index_t left = n0 - calc.locate(t.first + (index_t)k0, cur);   // >= 1 in this row
+        const int end = left < (index_t)(t.count - k0) ? k0 + (int)left : t.count;
+#pragma unroll
+        for (int k = 0; k < EPT; ++k)
+          if (k >= k0 && k < end) {
+#pragma unroll
+            for (int a = 0; a < NARGS; ++a) {
+              off[k][a] = cur[a];
+              cur[a] += calc.stride[0][a];
+            }
+          }
+        if (end >= t.count) break;
+        k0 = end;
+      }
     }
   }
 
