@@ -289,6 +289,11 @@ def test_general_tiles_crossing_innermost_rows(inner, backends):
         assert np.array_equal(gb.where(cond, a, b, backend=be), np.where(cond, a, b))
         assert np.array_equal(gb.broadcast_to(a.transpose(2, 1, 0), (inner, 3, 37), backend=be),
                               np.broadcast_to(a.transpose(2, 1, 0), (inner, 3, 37)))
+        full = rng.standard_normal((37, 3, inner)).astype(np.float32)
+        for xs in ([a, b, c, full], [full, a, b, c, a, full[:, ::-1], b, c]):
+            for name in ("sum", "max"):
+                _same(name, apply(ops.get(name), xs, backend=be), apply(ops.get(name), xs, backend="numpy"),
+                      np.dtype(np.float32))
     assert any(lc.name.startswith("gb::binary_general") and lc.name.endswith("gb::u32>")
                for lc in backends[BE].launches)
 
