@@ -240,13 +240,10 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
       const index_t left = n0 - calc.template locate<FIRST, N>(t.first + (index_t)k0, cur);  // >= 1
       const int end = left < (index_t)(t.count - k0) ? k0 + (int)left : t.count;
 #pragma unroll
-      for (int k = 0; k < EPT; ++k)
-        if (k >= k0 && k < end) {
+      for (int k = 0; k < EPT; ++k)               // the rest of the tile: a later row overwrites its part
+        if (k >= k0) {
 #pragma unroll
-          for (int a = 0; a < N; ++a) {
-            o[k][a] = cur[a];
-            cur[a] += calc.stride[0][FIRST + a];
-          }
+          for (int a = 0; a < N; ++a) o[k][a] = cur[a] + (offset_t)(k - k0) * calc.stride[0][FIRST + a];
         }
       if (end >= t.count) break;
       k0 = end;
