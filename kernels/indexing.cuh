@@ -11,8 +11,7 @@
 // indices or offsets reach 2^31).  A tile's offsets are located once per innermost row it
 // touches (usually once) and stepped by the innermost strides: for every operand at once
 // (binary, ternary, copy; 32-bit path), or per operand just before its element-wise access
-// (variadic: only the live inputs', one operand's held at a time).  The 64-bit path of
-// binary, ternary and copy locates each element in full (registers).
+// (variadic, and every 64-bit path: only the live inputs', one operand's held at a time).
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
@@ -99,25 +98,6 @@ template <int NARGS, typename index_t> struct OffsetCalc {
   u32 pad_;
   Divider<index_t> dim[MAX_DIMS];         // coalesced sizes, innermost first
   offset_t stride[MAX_DIMS][NARGS];       // element strides, innermost first (may be 0 or < 0)
-
-  // Offsets at linear index i (off is overwritten).
-  GB_FN void get(index_t i, offset_t (&off)[NARGS]) const {
-#pragma unroll
-    for (int k = 0; k < NARGS; ++k) off[k] = 0;
-#pragma unroll 1
-    for (int d = 0; d < MAX_DIMS; ++d) {
-      if (d == ndim - 1) {                // outermost dim: the remaining index is its coordinate
-#pragma unroll
-        for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)i * stride[d][k];
-        break;
-      }
-      const index_t q = dim[d].div(i);
-      const index_t r = i - q * dim[d].divisor;
-#pragma unroll
-      for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)r * stride[d][k];
-      i = q;
-    }
-  }
 
   // The offsets of arguments FIRST .. FIRST + N - 1 at linear index i (off is overwritten);
   // returns i's coordinate in the innermost dim (dim 0, peeled).
@@ -214,10 +194,11 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
   Tile<EPT, index_t> t;
   bool full;                                        // count == EPT
   bool vec;                                         // contiguous kernels: full && consecutive
-  // LAZY (the variadic kernels, 9 arguments): no offsets kept per tile; each operand's are
-  // computed just before its element-wise access, so only the live inputs' are computed
-  // and only one operand's are held at a time (registers).
-  static constexpr bool LAZY = GENERAL && NARGS > 4;
+  // LAZY (the variadic kernels, 9 arguments, and the 64-bit path): no offsets kept per tile;
+  // each operand's are computed just before its element-wise access, so only the live
+  // inputs' are computed and only one operand's are held at a time (registers: EPT x NARGS
+  // offsets live across the row loop cost 64-bit kernels 72-80 registers).
+  static constexpr bool LAZY = GENERAL && (NARGS > 4 || !is_same<index_t, u32>::value);
   offset_t off[GENERAL && !LAZY ? EPT : 1][GENERAL && !LAZY ? NARGS : 1];
   const OffsetCalc<NARGS, index_t>* calc_ = nullptr;  // LAZY
 
@@ -254,14 +235,8 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
     if constexpr (!GENERAL || is_same<Calc, NoCalc>::value) {
     } else if constexpr (LAZY) {
       calc_ = &calc;
-    } else if constexpr (is_same<index_t, u32>::value) {
-      row_offsets<0, NARGS>(calc, off);
     } else {
-      // 64-bit path: each element's offsets in full (stepping keeps EPT x NARGS 64-bit
-      // offsets live across the row loop: too many registers)
-#pragma unroll
-      for (int k = 0; k < EPT; ++k)
-        if (k < t.count) calc.get(t.at(k), off[k]);
+      row_offsets<0, NARGS>(calc, off);
     }
   }
 
