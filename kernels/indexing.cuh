@@ -240,16 +240,6 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
     }
   }
 
-  // Element offsets of operand ARG for the element-wise path: o[k][0] for element k.
-  template <int ARG> GB_FN void element_offsets(offset_t (&o)[EPT][1]) const {
-    if constexpr (LAZY) {
-      row_offsets<ARG, 1>(*calc_, o);
-    } else {
-#pragma unroll
-      for (int k = 0; k < EPT; ++k) o[k][0] = element<ARG>(k);
-    }
-  }
-
   template <int ARG> GB_FN offset_t element(int k) const {  // element offset of element k (may be < 0)
     if constexpr (GENERAL) return off[k][ARG];
     else return (offset_t)t.at(k);
@@ -276,11 +266,14 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
 #pragma unroll
         for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
       }
-    } else {                                       // element by element
+    } else if constexpr (LAZY) {                   // element by element, offsets computed here
       offset_t o[EPT][1];
-      element_offsets<ARG>(o);
+      row_offsets<ARG, 1>(*calc_, o);
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? p[o[k][0]] : T();
+    } else {                                       // element by element
+#pragma unroll
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? p[element<ARG>(k)] : T();
     }
   }
 
@@ -296,12 +289,16 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
         for (int j = 0; j < V::NV; ++j) x.v[j] = v[c2 * V::NV + j];
         q[c2] = x;
       }
-    } else {
+    } else if constexpr (LAZY) {
       offset_t o[EPT][1];
-      element_offsets<0>(o);
+      row_offsets<0, 1>(*calc_, o);
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
         if (k < t.count) p[o[k][0]] = v[k];
+    } else {
+#pragma unroll
+      for (int k = 0; k < EPT; ++k)
+        if (k < t.count) p[element<0>(k)] = v[k];
     }
   }
 };
