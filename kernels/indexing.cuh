@@ -8,7 +8,10 @@
 // given by the plan's coalesced strides.  Offsets come from OffsetCalc: divide the linear
 // index by each coalesced size, innermost first, by magic-number multiplication
 // (Divider: 32-bit on the u32 path, 64-bit multiply-high on the u64 path for outputs whose
-// indices or offsets reach 2^31).
+// indices or offsets reach 2^31).  A tile's offsets are located once per innermost row it
+// touches (usually once) and stepped by the innermost strides: for every operand at once
+// (binary, ternary, copy; 32-bit path), or per operand just before its element-wise access
+// (variadic, and every 64-bit path: only the live inputs', one operand's held at a time).
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
@@ -104,22 +107,27 @@ template <int NARGS, typename index_t> struct OffsetCalc {
   Divider<index_t> dim[MAX_DIMS];         // coalesced sizes, innermost first
   offset_t stride[MAX_DIMS][NARGS];       // element strides, innermost first (may be 0 or < 0)
 
-  GB_FN void get(index_t i, offset_t (&off)[NARGS]) const {
+  // The offsets of arguments FIRST .. FIRST + N - 1 at linear index i (off is overwritten);
+  // returns i's coordinate in the innermost dim (dim 0, peeled).
+  template <int FIRST, int N> GB_FN index_t locate(index_t i, offset_t (&off)[N]) const {
+    index_t inner = i;                    // rank 1: the index is the innermost coordinate
 #pragma unroll
-    for (int k = 0; k < NARGS; ++k) off[k] = 0;
+    for (int k = 0; k < N; ++k) off[k] = 0;
+    int d = 0;
 #pragma unroll 1
-    for (int d = 0; d < MAX_DIMS; ++d) {
-      if (d == ndim - 1) {                // outermost dim: the remaining index is its coordinate
-#pragma unroll
-        for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)i * stride[d][k];
-        break;
-      }
+    for (; d < ndim - 1; ++d) {
       const index_t q = dim[d].div(i);
       const index_t r = i - q * dim[d].divisor;
+      if (d == 0) inner = r;
 #pragma unroll
-      for (int k = 0; k < NARGS; ++k) off[k] += (offset_t)r * stride[d][k];
+      for (int k = 0; k < N; ++k) off[k] += (offset_t)r * stride[d][FIRST + k];
       i = q;
     }
+    if (d < ndim) {                       // outermost dim: the remaining index is its coordinate
+#pragma unroll
+      for (int k = 0; k < N; ++k) off[k] += (offset_t)i * stride[d][FIRST + k];
+    }
+    return inner;
   }
 };
 
@@ -183,7 +191,8 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive)
 // One thread's access to every operand of a launch.
 //   contiguous kernels (GENERAL = false): element k of a contiguous operand is at t.at(k);
 //   general kernels: at off[k][arg], from OffsetCalc, for every operand (strides of a
-//   contiguous operand are its linear ones); tiles are always consecutive.
+//   contiguous operand are its linear ones), or computed per operand (LAZY); tiles are
+//   always consecutive.
 // A contiguous operand is read with vector loads when the tile is full and its pointer
 // aligned (contiguous kernels: all pointers, checked once per launch).
 template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
@@ -193,18 +202,49 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
   Tile<EPT, index_t> t;
   bool full;                                        // count == EPT
   bool vec;                                         // contiguous kernels: full && consecutive
-  offset_t off[GENERAL ? EPT : 1][GENERAL ? NARGS : 1];
+  // LAZY (the variadic kernels, 9 arguments, and the 64-bit path): no offsets kept per tile;
+  // each operand's are computed just before its element-wise access, so only the live
+  // inputs' are computed and only one operand's are held at a time (registers: EPT x NARGS
+  // offsets live across the row loop cost 64-bit kernels 72-80 registers).
+  static constexpr bool LAZY = GENERAL && (NARGS > 4 || !is_same<index_t, u32>::value);
+  offset_t off[GENERAL && !LAZY ? EPT : 1][GENERAL && !LAZY ? NARGS : 1];
+  const OffsetCalc<NARGS, index_t>* calc_ = nullptr;  // LAZY
 
   template <int ARG> GB_FN unsigned cls() const { return (h.classes >> (2 * ARG)) & 3u; }
 
   GB_FN Access(const Head<NIN>& head, Tile<EPT, index_t> tile, bool consecutive)
       : h(head), t(tile), full(tile.count == EPT), vec(consecutive && tile.count == EPT) {}
 
-  template <typename Calc> GB_FN void compute_offsets(const Calc& calc) {
-    if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
+  // General kernels (consecutive tiles): the full offsets (OffsetCalc::locate, a division
+  // per dim) only at the tile's first element and where the tile enters a new innermost row;
+  // the other elements step by the innermost strides.  One pass of the loop per row touched:
+  // one when the innermost dim has at least EPT elements left, else up to EPT.
+  template <int FIRST, int N>
+  GB_FN void row_offsets(const OffsetCalc<NARGS, index_t>& calc, offset_t (&o)[EPT][N]) const {
+    const index_t n0 = calc.dim[0].divisor;       // innermost size (rank 1: the whole size)
+    int k0 = 0;                                   // first element of the row
+#pragma unroll 1
+    while (true) {
+      offset_t cur[N];
+      const index_t left = n0 - calc.template locate<FIRST, N>(t.first + (index_t)k0, cur);  // >= 1
+      const int end = left < (index_t)(t.count - k0) ? k0 + (int)left : t.count;
 #pragma unroll
-      for (int k = 0; k < EPT; ++k)
-        if (k < t.count) calc.get(t.at(k), off[k]);
+      for (int k = 0; k < EPT; ++k)               // the rest of the tile: a later row overwrites its part
+        if (k >= k0) {
+#pragma unroll
+          for (int a = 0; a < N; ++a) o[k][a] = cur[a] + (offset_t)(k - k0) * calc.stride[0][FIRST + a];
+        }
+      if (end >= t.count) break;
+      k0 = end;
+    }
+  }
+
+  template <typename Calc> GB_FN void compute_offsets(const Calc& calc) {
+    if constexpr (!GENERAL || is_same<Calc, NoCalc>::value) {
+    } else if constexpr (LAZY) {
+      calc_ = &calc;
+    } else {
+      row_offsets<0, NARGS>(calc, off);
     }
   }
 
@@ -234,6 +274,11 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
 #pragma unroll
         for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
       }
+    } else if constexpr (LAZY) {                   // element by element, offsets computed here
+      offset_t o[EPT][1];
+      row_offsets<ARG, 1>(*calc_, o);
+#pragma unroll
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? p[o[k][0]] : T();
     } else {                                       // element by element
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + element<ARG>(k), p, false) : T();
@@ -252,6 +297,12 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
         for (int j = 0; j < V::NV; ++j) x.v[j] = v[c2 * V::NV + j];
         *GB_PTR(q + c2, p, true) = x;
       }
+    } else if constexpr (LAZY) {
+      offset_t o[EPT][1];
+      row_offsets<0, 1>(*calc_, o);
+#pragma unroll
+      for (int k = 0; k < EPT; ++k)
+        if (k < t.count) p[o[k][0]] = v[k];
     } else {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)

@@ -49,7 +49,16 @@ static_assert(sizeof(c64) == sizeof(float2) && alignof(c64) == alignof(float2), 
 static_assert(sizeof(c128) == sizeof(double2) && alignof(c128) == alignof(double2), "c128 is double2-shaped");
 
 // Opaque elements of N bytes for data movement (copy, where): moved, never computed on.
-template <int N> struct alignas(N) Bytes { unsigned char b[N]; };
+// Each holds its bytes as integers (u8/u16/u32/u64, two u64 for 16), not as a char array:
+// a vector load or a select then moves whole registers instead of shuffling bytes.
+template <int N> struct Bytes;
+template <> struct alignas(1) Bytes<1> { u8 v; };
+template <> struct alignas(2) Bytes<2> { u16 v; };
+template <> struct alignas(4) Bytes<4> { u32 v; };
+template <> struct alignas(8) Bytes<8> { u64 v; };
+template <> struct alignas(16) Bytes<16> { u64 lo, hi; };
+static_assert(sizeof(Bytes<1>) == 1 && sizeof(Bytes<2>) == 2 && sizeof(Bytes<4>) == 4 &&
+              sizeof(Bytes<8>) == 8 && sizeof(Bytes<16>) == 16, "Bytes<N> holds exactly N bytes");
 
 // ---- type traits (NVRTC has no <type_traits>) ---------------------------------------------
 template <bool B, typename T = void> struct enable_if {};

@@ -13,6 +13,8 @@
 // result (the output) being the first input of the next launch.
 // Assumption: every input has the loop dtype T (the host casts); the output is T.
 // Assumption: an input may alias the output element for element (the chained partial sum).
+// The general kernel computes an operand's offsets only where it reads or writes it element
+// by element (inputs past Head::nin: never; indexing.cuh, Access::LAZY).
 #include "indexing.cuh"
 
 namespace gb {

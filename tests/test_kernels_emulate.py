@@ -272,3 +272,40 @@ def test_axpby_gemm_bias_in_one_pass(dtype, backends):
             _same("axpby", got, want, dt)
             assert all(lc.name.startswith("gb::variadic_") and "gb::Axpby" in lc.name
                        for lc in backends[be].launches[first:])
+
+
+@pytest.mark.parametrize("inner", [1, 2, 3, 5, 7, 1031])
+def test_general_tiles_crossing_innermost_rows(inner, backends):
+    # the 32-bit general kernels step offsets along the innermost dim and locate a tile's
+    # elements anew where it enters a new row: rows shorter than a tile, and longer ones
+    rng = np.random.default_rng(inner)
+    a = rng.standard_normal((37, 1, inner)).astype(np.float32)
+    b = rng.standard_normal((37, 3, 1)).astype(np.float32)[:, ::-1]      # negative stride
+    c = rng.standard_normal((3, inner)).astype(np.float32).T.copy().T     # transposed
+    cond = rng.random((37, 3, inner)) < 0.5
+    for be in (BE, BE64, BE1):
+        assert np.array_equal(gb.add(a, b, backend=be), a + b)
+        assert np.array_equal(gb.add(a, c, backend=be), a + c)
+        assert np.array_equal(gb.where(cond, a, b, backend=be), np.where(cond, a, b))
+        assert np.array_equal(gb.broadcast_to(a.transpose(2, 1, 0), (inner, 3, 37), backend=be),
+                              np.broadcast_to(a.transpose(2, 1, 0), (inner, 3, 37)))
+        full = rng.standard_normal((37, 3, inner)).astype(np.float32)
+        for xs in ([a, b, c, full], [full, a, b, c, a, full[:, ::-1], b, c]):
+            for name in ("sum", "max"):
+                _same(name, apply(ops.get(name), xs, backend=be), apply(ops.get(name), xs, backend="numpy"),
+                      np.dtype(np.float32))
+    assert any(lc.name.startswith("gb::binary_general") and lc.name.endswith("gb::u32>")
+               for lc in backends[BE].launches)
+
+
+def test_general_rank6_broadcast(backends):
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((2, 3, 1, 5, 1, 3)).astype(np.float32)
+    b = rng.standard_normal((1, 3, 4, 1, 6, 1)).astype(np.float32)[:, ::-1, :, :, ::-1, :]
+    x = rng.integers(-2**31, 2**31, (2, 1, 4, 5, 1, 3), dtype=np.int64).astype(np.int32)
+    for be in (BE, BE64, BE1):
+        assert np.array_equal(gb.add(a, b, backend=be), a + b)
+        assert np.array_equal(gb.add(x, x.transpose(0, 1, 2, 3, 5, 4)[..., :1, :], backend=be),
+                              x + x.transpose(0, 1, 2, 3, 5, 4)[..., :1, :])
+        cond = rng.random((2, 3, 4, 5, 6, 3)) < 0.5
+        assert np.array_equal(gb.where(cond, a, b, backend=be), np.where(cond, a, b))

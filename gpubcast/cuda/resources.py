@@ -37,6 +37,11 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   width (for "sum 4x f32": exactly 5, 4 loads and the store), and of those the shortest: what a
   thread runs on a full, aligned tile of contiguous operands, as a lower bound (a branch the
   path can skip is not counted; predicated instructions, such as the variadic fold, are).
+- ``rank-6 strided instr/elem`` (general kernels): ``strided_path`` -- the path through the body
+  that accesses every operand element by element (the most global accesses; "sum 4x f32": 4
+  inputs and the output, 20), entering the offset calculation's loop over dims (the innermost
+  loops inside the body), whose blocks count ``rank - 1`` = 5 times, / ept: an estimate of what a
+  thread runs at coalesced rank 6 with every operand strided and tiles within one innermost row.
 - Nothing here is measured on hardware: every number is static, from the compiler's report and
   the SASS.
 """
@@ -369,6 +374,57 @@ def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop
     return Loop(start, end, len(body), at_latch.get(want))
 
 
+#: the coalesced rank of the strided-path estimate (``strided_path``)
+STRIDED_RANK = 6
+
+
+def _inner_loops(instrs, labels, start: int, end: int) -> list[tuple[int, int]]:
+    """The innermost loops strictly inside the steady loop [start, end]: backward branches that
+    hold no other backward branch (the general kernels' loops over dims), as (first, last) address."""
+    loops = [(labels[i.target], i.addr) for i in instrs
+             if i.target is not None and i.target in labels and start < labels[i.target] < i.addr < end]
+    return [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
+
+
+def strided_path(instrs, labels, predicated, start: int, end: int, rank: int = STRIDED_RANK,
+                 accesses: int | None = None) -> int | None:
+    """Instructions a thread runs per pass of the steady loop [start, end] when every operand is
+    accessed element by element (all strided) at coalesced rank ``rank``: the path through the
+    body over forward edges that makes the most global accesses of any width (``accesses``: exactly
+    that many), and of those the one through the most blocks of innermost inner loops (the
+    offset calculation's loop over dims, entered rather than skipped), then the shortest; each
+    block of an innermost inner loop counted ``rank - 1`` times (its passes at that rank: one per
+    dim but the outermost; a loop's exit test, run once more, is not added).  An estimate from
+    the SASS, not a measurement."""
+    spans, succ = _blocks(instrs, labels, predicated)
+    inside = [n for n, (s, e) in enumerate(spans) if start <= instrs[s].addr <= end]
+    if not inside:
+        return None
+    loops = _inner_loops(instrs, labels, start, end)
+
+    def weight(n):
+        run = [instrs[k] for k in range(spans[n][0], spans[n][1] + 1) if instrs[k].opcode != "NOP"]
+        looped = any(a <= instrs[spans[n][0]].addr <= b for a, b in loops)
+        acc = sum(1 for i in run if i.opcode.split(".")[0] in ("LDG", "STG"))
+        return len(run) * ((rank - 1) if looped else 1), acc, int(looped)
+
+    # per block: accesses -> best (-(inner-loop blocks), instructions), over forward edges
+    c0, a0, l0 = weight(inside[0])
+    best: dict = {inside[0]: {a0: (-l0, c0)}}
+    for n in inside:
+        for m in succ[n]:
+            if n < m <= inside[-1] and n in best:
+                cost, acc, looped = weight(m)
+                states = best.setdefault(m, {})
+                for a, (nl, c) in best[n].items():
+                    cand = (nl - looped, c + cost)
+                    if cand < states.get(a + acc, (math.inf, math.inf)):
+                        states[a + acc] = cand
+    at_latch = best.get(inside[-1], {})
+    want = max(at_latch, default=None) if accesses is None else accesses
+    return at_latch[want][1] if want in at_latch else None
+
+
 # ---- the report -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -389,10 +445,15 @@ class Resources:
     generic: int           # LD / ST (generic addressing) instructions
     local_ops: int         # LDL / STL instructions
     loop: Loop | None
+    strided: int | None = None   # general kernels: strided_path at STRIDED_RANK (instructions per pass)
 
     @property
     def per_element(self) -> float | None:
         return self.loop.body / self.kernel.ept if self.loop else None
+
+    @property
+    def strided_per_element(self) -> float | None:
+        return self.strided / self.kernel.ept if self.strided else None
 
     @property
     def vector_per_element(self) -> float | None:
@@ -429,12 +490,17 @@ def measure(k: Hot, arch: str) -> Resources:
             side = loads if op == "LDG" else stores
             side[_width(i.opcode)] = side.get(_width(i.opcode), 0) + 1
     blocks, occ = occupancy(usage["REG"], usage.get("SHARED", 0), arch)
+    loop = steady_loop(instrs, labels, predicated, k.accesses)
+    strided = None
+    if loop is not None and not k.contiguous:
+        strided = strided_path(instrs, labels, predicated, loop.start, loop.end, STRIDED_RANK,
+                               k.accesses * k.ept if k.accesses else None)
     return Resources(
         k, arch, symbol, usage["REG"], report.get("spill_stores", 0), report.get("spill_loads", 0),
         usage.get("STACK", 0), usage.get("LOCAL", 0), usage.get("SHARED", 0), blocks, occ, loads, stores,
         sum(1 for i in instrs if i.opcode.split(".")[0] in ("LD", "ST")),
         sum(1 for i in instrs if i.opcode.split(".")[0] in ("LDL", "STL")),
-        steady_loop(instrs, labels, predicated, k.accesses))
+        loop, strided)
 
 
 def report(arches=("sm_80", "sm_90"), kernels=None, jobs: int = 2) -> list[Resources]:
@@ -452,8 +518,9 @@ def _widths(d: dict) -> str:
 def table(rows: list[Resources]) -> str:
     """The report as a Markdown table (one row per kernel and architecture)."""
     out = ["| arch | kernel | regs | spill st/ld B | stack/local B | blocks/SM | occupancy | LDG bits x n "
-           "| STG bits x n | LD/ST generic | loop instr | ept | instr/elem | vector path instr/elem |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| STG bits x n | LD/ST generic | loop instr | ept | instr/elem | vector path instr/elem "
+           f"| rank-{STRIDED_RANK} strided instr/elem |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         loop = r.loop
         out.append(
@@ -461,5 +528,6 @@ def table(rows: list[Resources]) -> str:
             f"| {r.stack}/{r.local} | {r.blocks_per_sm} | {r.occupancy:.1%} | {_widths(r.loads)} "
             f"| {_widths(r.stores)} | {r.generic} | {loop.body if loop else '-'} | {r.kernel.ept} "
             f"| {f'{r.per_element:.1f}' if loop else '-'} "
-            f"| {f'{r.vector_per_element:.1f}' if r.vector_per_element else '-'} |")
+            f"| {f'{r.vector_per_element:.1f}' if r.vector_per_element else '-'} "
+            f"| {f'{r.strided_per_element:.1f}' if r.strided_per_element else '-'} |")
     return "\n".join(out)
