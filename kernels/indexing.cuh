@@ -278,7 +278,7 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
       offset_t o[EPT][1];
       row_offsets<ARG, 1>(*calc_, o);
 #pragma unroll
-      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? p[o[k][0]] : T();
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + o[k][0], p, false) : T();
     } else {                                       // element by element
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + element<ARG>(k), p, false) : T();
@@ -302,7 +302,7 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
       row_offsets<0, 1>(*calc_, o);
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
-        if (k < t.count) p[o[k][0]] = v[k];
+        if (k < t.count) *GB_PTR(p + o[k][0], p, true) = v[k];
     } else {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
