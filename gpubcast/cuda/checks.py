@@ -53,8 +53,8 @@ def run(case: Case, backend: str, out=None, inputs=None):
 
 
 def tolerance(op_name: str, dtype, device: bool = False) -> float | None:
-    """Relative tolerance (of the result's magnitude) where exact agreement is not defined
-    (None: exact).  NumPy's own results depend on the memory layout there (measured on
+    """Relative tolerance (of the result's magnitude; as many ulps of the smallest subnormal where
+    the result is subnormal) where exact agreement is not defined (None: exact).  NumPy's own results depend on the memory layout there (measured on
     NumPy 2.4, x86-64 AVX-512): its contiguous complex multiply loop fuses multiply-adds, its
     strided one does not; its contiguous float power uses SVML, its strided one libm.  On a
     GPU (``device``) the math library is CUDA's, which may differ in the last bits too."""
@@ -77,11 +77,13 @@ def agree(op_name: str, got, want, rtol: float | None = None) -> bool:
         if got.dtype.kind in "fc" or got.dtype == _dt.bfloat16:
             return bool(np.array_equal(got, want, equal_nan=True))
         return bool(np.array_equal(got, want))
+    info = ml_dtypes.finfo(got.real.dtype if got.dtype.kind == "c" else got.dtype)
+    floor = rtol / float(info.eps) * float(info.smallest_subnormal)  # the same ulps where subnormal
     g = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64)
     w = want.astype(g.dtype)
     same = (g == w) | (np.isnan(g) & np.isnan(w))
     with np.errstate(invalid="ignore"):
-        close = np.abs(g - w) <= rtol * np.abs(w)
+        close = np.abs(g - w) <= np.maximum(rtol * np.abs(w), floor)
     return bool(np.all(same | close))
 
 
