@@ -237,12 +237,15 @@ def clear(base: Path | None = None) -> int:
 
 def prune(max_bytes: int = DEFAULT_MAX_BYTES, base: Path | None = None) -> tuple[int, int]:
     """Remove the least recently used files until the cache holds at most ``max_bytes``, and
-    leftover temporary files more than an hour old: (files removed, bytes removed)."""
+    leftover temporary files more than an hour old (lock files only then too): (files removed,
+    bytes removed)."""
     found = entries(base)
     total = sum(e.size for e in found)
     removed = freed = 0
     stale = time.time() - 3600
     for e in found:
+        if e.path.suffix == ".lock" and e.mtime >= stale:
+            continue  # maybe held right now: removing it would let a second process in
         if total - freed > max_bytes or (".tmp-" in e.path.name and e.mtime < stale):
             discard(e.path)
             removed += 1
