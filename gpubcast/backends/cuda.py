@@ -4,8 +4,8 @@ Inputs arrive cast to the op's loop dtypes (``dispatch.apply``): CuPy arrays liv
 device; Python scalars and 0-d NumPy arrays stay on the host and reach the kernel as
 arguments (no host-to-device copy).  ``gpubcast.cuda.launch`` picks the kernel from the
 plan's operand classes and packs its argument; kernels compile with NVRTC on first use per
-(kernel, architecture), are cached on disk, loaded with ``cupy.cuda.function.Module`` and kept per
-device; launches go to CuPy's current stream.  Objects exposing
+(kernel, architecture), are kept in ``gpubcast.cache``, loaded with ``cupy.cuda.function.Module``
+and kept per device; launches go to CuPy's current stream.  Objects exposing
 ``__cuda_array_interface__`` or a CUDA DLPack capsule (a torch CUDA tensor, ...) are
 wrapped as CuPy arrays without a copy.
 """
