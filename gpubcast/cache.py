@@ -192,6 +192,20 @@ def locked(path: Path | None, timeout: float = 600):
         lock.release()
 
 
+def get_or_make(kind: str, label: str, key: str, make) -> bytes:
+    """The payload of ``key``: a proven entry, else ``make()`` (by one process at a time: the
+    others wait, then read its entry), stored."""
+    path = entry_path(kind, label, key)
+    payload = read(path, key)
+    if payload is None:
+        with locked(path):
+            payload = read(path, key)  # another process may have made it meanwhile
+            if payload is None:
+                payload = make()
+                write(path, key, payload)
+    return payload
+
+
 # --- upkeep ------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

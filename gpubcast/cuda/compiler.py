@@ -164,16 +164,11 @@ def cache_key(family: str, name: str, arch: str) -> str:
 def cached_kernel(family: str, name: str, arch: str) -> tuple[bytes, str]:
     """(CUBIN or PTX holding ``name``, its mangled symbol): from the cache when a proven entry is
     there, else compiled (by one process at a time) and stored."""
-    key = cache_key(family, name, arch)
-    path = cache.entry_path("nvrtc", f"{family}-{arch}", key)
-    payload = cache.read(path, key)
-    if payload is None:
-        with cache.locked(path):
-            payload = cache.read(path, key)  # another process may have compiled it meanwhile
-            if payload is None:
-                compiled = compile_clean(family, name, arch)
-                payload = compiled.lowered[name].encode() + b"\0" + compiled.binary
-                cache.write(path, key, payload)
+    def make():
+        compiled = compile_clean(family, name, arch)
+        return compiled.lowered[name].encode() + b"\0" + compiled.binary
+
+    payload = cache.get_or_make("nvrtc", f"{family}-{arch}", cache_key(family, name, arch), make)
     lowered, _, binary = payload.partition(b"\0")
     return binary, lowered.decode()
 

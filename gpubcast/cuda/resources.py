@@ -164,19 +164,6 @@ def _run_tool(name: str, args, cubin: bytes) -> str:
 
 # ---- compiling (cached) ---------------------------------------------------------------------------
 
-def _cached(label: str, key: str, make) -> bytes:
-    """The payload of ``key`` from gpubcast's cache (kind ``nvrtc``), else ``make()``, stored."""
-    path = cache.entry_path("nvrtc", label, key)
-    payload = cache.read(path, key)
-    if payload is None:
-        with cache.locked(path):
-            payload = cache.read(path, key)
-            if payload is None:
-                payload = make()
-                cache.write(path, key, payload)
-    return payload
-
-
 def _compile_key(family: str, name: str, arch: str) -> str:
     return "\0".join([compiler.cache_key(family, name, arch), "resources", *VERBOSE])
 
@@ -191,8 +178,8 @@ def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
     """(CUBIN, mangled symbol, NVRTC log with ptxas's report) of one kernel, compiled alone with
     the runtime options plus ``VERBOSE`` (``clean_compile``); from gpubcast's cache when a proven
     entry is there."""
-    meta, _, cubin = _cached(f"{family}-{arch}-resources", _compile_key(family, name, arch),
-                             lambda: clean_compile(family, name, arch)).partition(b"\0")
+    meta, _, cubin = cache.get_or_make("nvrtc", f"{family}-{arch}-resources", _compile_key(family, name, arch),
+                                       lambda: clean_compile(family, name, arch)).partition(b"\0")
     info = json.loads(meta)
     return cubin, info["symbol"], info["log"]
 
@@ -214,7 +201,7 @@ def listings(family: str, name: str, arch: str) -> tuple[bytes, str, str, str, s
     def make():
         return json.dumps({"res_usage": _run_tool("cuobjdump", ["-res-usage"], cubin),
                            "sass": _run_tool("nvdisasm", ["-c", "-ndf"], cubin)}).encode()
-    info = json.loads(_cached(f"{family}-{arch}-sass", key, make))
+    info = json.loads(cache.get_or_make("nvrtc", f"{family}-{arch}-sass", key, make))
     return cubin, symbol, log, info["res_usage"], info["sass"]
 
 
