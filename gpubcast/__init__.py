@@ -8,7 +8,7 @@ CUDA) execute plans; front ends (this module's NumPy-style functions,
 
 from . import api, ops
 from .api import *  # noqa: F401,F403  (the generated NumPy-style functions)
-from .api import broadcast_to, expand, prelu, where
+from .api import broadcast_to, cast, clip, expand, prelu, where
 from .dtypes import bfloat16
 from .errors import BroadcastError
 from .plan import BroadcastPlan, plan
@@ -16,5 +16,5 @@ from .rules import RULES, broadcast_shapes
 from .version import __version__
 
 __all__ = ["BroadcastError", "BroadcastPlan", "RULES", "bfloat16", "broadcast_shapes", "broadcast_to",
-           "expand", "ops", "plan", "prelu", "where",
-           *api.NUMPY_STYLE_BINARY]
+           "cast", "clip", "expand", "ops", "plan", "prelu", "where",
+           *api.NUMPY_STYLE_BINARY, *api.NUMPY_STYLE_UNARY]

@@ -1,7 +1,8 @@
 """The NumPy/CuPy-style functions, generated from the op registry.
 
 Every binary op of ``ops.BINARY`` becomes ``f(x1, x2, /, out=None, *,
-broadcast="numpy", axis=-1, dtype=None, backend=None)``; ``where``, ``prelu``,
+broadcast="numpy", axis=-1, dtype=None, backend=None)``, every unary op of ``ops.UNARY``
+``f(x, /, out=None, *, dtype=None, backend=None)``; ``cast``, ``clip``, ``where``, ``prelu``,
 ``broadcast_to`` and ``expand`` are written out.
 """
 
@@ -47,6 +48,61 @@ NUMPY_STYLE_BINARY = tuple(n for n in ops.BINARY if n not in ("div_trunc", "prel
 
 for _name in NUMPY_STYLE_BINARY:
     globals()[_name] = _binary(ops.get(_name))
+
+
+def _unary(op: ops.Op):
+    def f(x, /, out=None, *, dtype=None, backend=None):
+        return apply(op, (x,), out=out, dtype=dtype, backend=backend)
+
+    f.__name__ = f.__qualname__ = op.name
+    f.__doc__ = (f"{op.doc}, elementwise.\n\n"
+                 "out: array to write into (same_kind casting). dtype: the output (loop) dtype.\n"
+                 "backend: 'numpy' | 'numba' | 'cuda' to force one; by default where the input lives.\n"
+                 "Raises TypeError for a dtype the op does not accept (as NumPy 2's ufunc).")
+    return f
+
+
+#: the unary ops with a NumPy-style function of that name (cast is written out)
+NUMPY_STYLE_UNARY = tuple(n for n in ops.UNARY if n != "cast")
+
+for _name in NUMPY_STYLE_UNARY:
+    globals()[_name] = _unary(ops.get(_name))
+
+
+def cast(x, dtype, /, out=None, *, backend=None):
+    """``x`` converted to ``dtype`` elementwise (``x.astype(dtype)``, casting='unsafe'; ONNX Cast).
+
+    A float that is nan or out of the integer dtype's range converts to an undefined value, as
+    in C, NumPy (which warns) and ONNX."""
+    if dtype is None:
+        raise TypeError("cast: dtype is required, e.g. cast(x, numpy.float32)")
+    return apply(ops.get("cast"), (x,), out=out, dtype=dtype, backend=backend)
+
+
+def clip(x, min=None, max=None, /, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names
+    """``minimum(maximum(x, min), max)``: NumPy 2's ``clip`` and ONNX Clip (nan in x stays nan,
+    min > max gives max); a bound None is no bound, otherwise it broadcasts with ``x`` under
+    ``broadcast``.  A Python int bound beyond an integer ``x``'s dtype clips nothing, as NumPy's."""
+    rule = _rule(broadcast)
+    lo, hi = _clip_bound(x, min), _clip_bound(x, max)
+    if lo is None and hi is None:
+        return cast(x, _dtype_of(x), out=out, backend=backend)
+    if hi is None:
+        return apply(ops.get("maximum"), (x, lo), rule=rule, out=out, backend=backend)
+    y = x if lo is None else apply(ops.get("maximum"), (x, lo), rule=rule, backend=backend)
+    return apply(ops.get("minimum"), (y, hi), rule=rule, out=out, backend=backend)
+
+
+def _clip_bound(x, bound):
+    dt = _dtype_of(x)
+    if type(bound) is int and dt.kind in "iu":
+        info = np.iinfo(dt)
+        return min(max(bound, int(info.min)), int(info.max))
+    return bound
+
+
+def _dtype_of(x):
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
 
 
 def where(condition, x, y, /, out=None, *, broadcast="numpy", axis=-1, backend=None):

@@ -9,16 +9,18 @@ Type rules, applied to the inputs' dtypes (or weak Python scalar types):
 ``ufunc``    NumPy 2's own resolution for ``op.ufunc`` (``resolve_dtypes``);
 ``same``     the inputs' common type (``np.result_type``), kept for the output;
 ``where``    condition -> bool, the two values -> their common type;
-``any``      data movement: whatever the input is.
-``accepts`` limits ``same`` ops to dtype kinds (bfloat16 counts as 'f').
+``any``      data movement (and ``cast``): whatever the input is; ``dtype=`` sets the output.
+``accepts`` limits ops to dtype kinds of their loop (bfloat16 counts as 'f').
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 from . import dtypes as _dt
@@ -27,7 +29,7 @@ from . import dtypes as _dt
 @dataclass(frozen=True)
 class Op:
     name: str
-    kind: str                  # binary | ternary | quaternary | variadic | move
+    kind: str                  # unary | binary | ternary | quaternary | variadic | move
     arity: int | None          # None: variadic (1..N)
     reference: Callable        # NumPy reference over broadcast, loop-dtype inputs
     doc: str
@@ -58,6 +60,9 @@ def _resolve(op: Op, types):
         except TypeError as e:
             raise TypeError(f"{op.name}: unsupported input types "
                             f"{', '.join(_type_name(t) for t in types)} ({e})") from None
+        if any(_dt.kind(t) not in op.accepts + "O" for t in resolved[:-1]):  # objects: Python's rules
+            raise TypeError(f"{op.name}: does not accept {', '.join(_type_name(t) for t in types)} inputs "
+                            f"(accepted kinds: {op.accepts})")
         return tuple(resolved[:-1]), resolved[-1]
     if op.type_rule == "any":
         return types, types[0]
@@ -163,6 +168,37 @@ def _copy(x):
     return np.array(x, copy=True)
 
 
+def _in_float64(fn):
+    """A reference computed in float64 and rounded once to the input's dtype (for functions NumPy
+    lacks: ``math.erf``, the C library's, is the reference)."""
+    vec = np.vectorize(fn, otypes=[np.float64])
+
+    def f(x):
+        x = np.asarray(x)
+        return vec(x.astype(np.float64)).astype(x.dtype, copy=False)
+    f.__name__ = fn.__name__
+    return f
+
+
+def _sigmoid(x):
+    """1 / (1 + exp(-x)); float16 and bfloat16 computed in float32 and rounded once (as their
+    NumPy / ml_dtypes loops compute exp)."""
+    x = np.asarray(x)
+    v = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    one = v.dtype.type(1)
+    return (one / (one + np.exp(-v))).astype(x.dtype, copy=False)
+
+
+def _relu(x):
+    x = np.asarray(x)
+    return np.maximum(x, x.dtype.type(0))
+
+
+def _round(x):
+    x = np.asarray(x)
+    return np.rint(x) if _dt.kind(x.dtype) == "f" else np.array(x, copy=True)
+
+
 # --- the declarations -----------------------------------------------------
 
 _BINARY_UFUNCS = {
@@ -223,4 +259,58 @@ declare(Op("axpby", "quaternary", 4, _quiet(_axpby),
 declare(Op("copy", "move", 1, _copy, "the input, broadcast (data movement: any dtype)", type_rule="any",
            accepts="biufcSUOV"))
 
+#: Ops computed with a math library (exp, log, tanh, erf, sigmoid; complex abs)
+#: agree with the reference within ``MATH_ULPS`` ulps of the result (or of the smallest subnormal
+#: where the result is subnormal), not exactly: NumPy's SIMD loops (AVX-512 exp, log, tanh,
+#: hypot), the C library (Numba) and CUDA's libdevice each round their own way (measured on
+#: this machine: Numba vs NumPy at most 2 ulps; CUDA documents exp/log/tanh/erf at 1-2 ulps).
+MATH_ULPS = 4
+_MATH = ("exp", "log", "tanh", "erf", "sigmoid")
+
+#: unary ops: name -> (NumPy ufunc giving the type rule, reference or None (the ufunc), accepted
+#: kinds, doc).  NumPy's own loops decide the output dtype (``exp(int8) -> float16``, ...).
+_UNARY = {
+    "negative": (np.negative, None, "iufc", "-x (integers wrap: -INT_MIN is INT_MIN)"),
+    "abs": (np.absolute, None, "biufc", "|x| (complex: the modulus, a real; -INT_MIN is INT_MIN)"),
+    "sqrt": (np.sqrt, None, "fc", "square root (integers compute in NumPy's float dtype for them)"),
+    "exp": (np.exp, None, "fc", "e ** x"),
+    "log": (np.log, None, "fc", "natural logarithm (log 0 -> -inf, log of a negative -> nan)"),
+    "tanh": (np.tanh, None, "fc", "hyperbolic tangent"),
+    "erf": (np.exp, _in_float64(math.erf), "f", "the error function (reference: the C library's erf "
+            "in float64, rounded once)"),
+    "sigmoid": (np.exp, _sigmoid, "f", "1 / (1 + exp(-x)) in x's dtype"),
+    "reciprocal": (np.reciprocal, None, "fc", "1 / x"),
+    "floor": (np.floor, None, "biuf", "largest integer <= x (integers unchanged)"),
+    "ceil": (np.ceil, None, "biuf", "smallest integer >= x (integers unchanged)"),
+    "sign": (np.sign, None, "iuf", "-1, 0 or 1 by the sign of x (nan for nan; sign(-0.0) is 0.0)"),
+    "logical_not": (np.logical_not, None, "biufc", "truth of not x (a bool)"),
+    "bitwise_not": (np.invert, None, "biu", "~x (for bools: not x)"),
+}
+for _name, (_u, _ref, _accepts, _doc) in _UNARY.items():
+    declare(Op(_name, "unary", 1, _quiet(_ref or _u), _doc, ufunc=_u, accepts=_accepts))
+declare(Op("relu", "unary", 1, _quiet(_relu), "max(x, 0), NaN-propagating (ONNX Relu)", type_rule="same",
+           accepts="iuf"))
+declare(Op("round", "unary", 1, _quiet(_round), "x rounded to the nearest integer, halves to even "
+           "(np.round, ONNX Round; integers unchanged)", type_rule="same", accepts="iuf"))
+declare(Op("cast", "unary", 1, _copy, "x converted to dtype= (NumPy's astype, casting='unsafe'; "
+           "float -> int out of range or nan is undefined, as in C, NumPy and ONNX)", type_rule="any",
+           accepts="biufc"))
+
+
+def math_rtol(name: str, dtype) -> float:
+    """The relative tolerance of op ``name`` on inputs of ``dtype`` against its reference:
+    ``MATH_ULPS`` ulps of the float result for the math-library ops, else 0.0 (exact)."""
+    op = get(name)
+    if op.kind != "unary":
+        return 0.0
+    try:
+        loop = op.resolve((np.dtype(dtype),))[0][0]
+    except TypeError:
+        return 0.0
+    if name in _MATH or name == "abs" and loop.kind == "c":
+        return MATH_ULPS * float(ml_dtypes.finfo(np.empty(0, loop).real.dtype).eps)
+    return 0.0
+
+
+UNARY = tuple(n for n, op in REGISTRY.items() if op.kind == "unary")
 BINARY = tuple(n for n, op in REGISTRY.items() if op.kind == "binary")

@@ -12,7 +12,7 @@ from gpubcast.dispatch import apply
 
 NUMERIC = dtypes.NUMERIC
 INTS = tuple(d for d in NUMERIC if d.kind in "iu")
-N_INPUTS = {"binary": 2, "ternary": 3, "variadic": 3, "quaternary": 4, "move": 1}
+N_INPUTS = {"unary": 1, "binary": 2, "ternary": 3, "variadic": 3, "quaternary": 4, "move": 1}
 
 
 def loop_types(op, dt):
@@ -154,7 +154,7 @@ def tolerance(op_name, dt) -> float:
     around 4e-40, 1-2 subnormal ulps apart).  Everything else must match exactly."""
     if op_name == "power" and np.dtype(dt) in (np.dtype(np.float32), np.dtype(np.float64)):
         return 8 * np.finfo(dt).eps
-    return 0.0
+    return ops.math_rtol(op_name, dt)  # math libraries: gpubcast.ops.MATH_ULPS
 
 
 def run_both(op, inputs, **kw):

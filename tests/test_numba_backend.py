@@ -18,6 +18,7 @@ CASES = op_dtype_cases()
 
 #: operand shapes per op kind: equal shapes, then broadcasting ones
 SHAPES = {
+    "unary": [((4, 6),), ((4, 1),)],
     "binary": [((4, 6), (4, 6)), ((4, 6), (6,)), ((4, 1), (1, 6))],
     "ternary": [((4, 6), (4, 6), (4, 6)), ((4, 6), (6,), (4, 1))],
     "variadic": [((4, 6), (4, 6), (4, 6)), ((4, 6), (6,), (4, 1))],

@@ -94,7 +94,7 @@ def _numba_typeable(dt: np.dtype) -> bool:
 class Spec:
     """How one (op, loop dtypes, output dtype) runs: row kind, raw types, views."""
 
-    kind: str                      # binary | where | variadic | move
+    kind: str                      # unary | binary | where | variadic | move
     make_row: object               # () -> compiled row function (numba cfunc)
     raws: tuple                    # raw NumPy types of the operands, output last
     views: tuple                   # per operand: dtype to view the array as first, or None
@@ -134,6 +134,13 @@ def make_spec(op, in_dtypes, out_dtype) -> Spec | None:
         raw, codec = _raw(in_dtypes[0], False)
         return Spec("variadic", lambda: K.axpby_row(S.SCALAR["multiply"], S.SCALAR["add"], codec, raw),
                     (raw,) * 5, tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
+    if op.kind == "unary":
+        if op.name not in S.UNARY:  # cast: NumPy's own astype (the reference backend)
+            return None
+        (ra, codec), (ro, _) = _raw(in_dtypes[0], False), _raw(out_dtype, False)
+        f = S.UNARY[op.name]
+        return Spec("unary", lambda: K.unary_row(f, codec, ra, ro), (ra, ro),
+                    (_view(in_dtypes[0], ra), _view(out_dtype, ro)))
     if op.kind != "binary" or op.name not in S.SCALAR:
         return None
     (ra, codec), (rb, _), (ro, _) = (_raw(d, unsigned) for d in (*in_dtypes, out_dtype))
@@ -289,7 +296,7 @@ class NumbaBackend(HostArrays):
         meta = self.meta(p, spec)
         shape, size, empty = p.out_shape, p.size, np.empty
         row = spec.row
-        n_in = {"binary": 2, "where": 3, "move": 1}[spec.kind]
+        n_in = {"unary": 1, "binary": 2, "where": 3, "move": 1}[spec.kind]
         if _parallel(size):
             launch = (K.launch1, K.launch2, K.launch3)[n_in - 1]
             drive, threads = K.drive_parallel, numba.get_num_threads

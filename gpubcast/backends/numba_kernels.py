@@ -2,7 +2,7 @@
 
 A *row function* is a C-callable (``numba.cfunc``) that computes one slab of the output: ``m``
 rows of ``n`` elements along the two innermost dims.  It is generated from an op's scalar function
-(``numba_scalar``) by one factory per op kind: ``binary_row`` (two inputs), ``where_row``
+(``numba_scalar``) by one factory per op kind: ``unary_row``, ``binary_row`` (two inputs), ``where_row``
 (condition + two values), ``variadic_row`` (N inputs folded into an accumulator, one pass over the
 output) and ``move_row`` (data movement by element size).  Row functions have specialised loops
 for unit-stride and broadcast (stride 0) operands, which LLVM vectorises, and a strided loop.
@@ -645,6 +645,28 @@ def where_row(TC, TV):
                     x, y = load(px, ox + k * sx, TV), load(py, oy + k * sy, TV)
                     store(po, oo + k * so, x if load(pc, oc + k * sc, TC) != 0 else y, TV)
     return _compile(row, "where_row", TC, TV)
+
+
+def unary_row(F, C, TA, TO):
+    """Row function of unary scalar function ``F`` under codec ``C``: raw input type ``TA``, raw
+    output type ``TO``."""
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
+        sx, so = load(strides, 0, I64), load(strides, 1, I64)
+        rx, ro = load(strides, 2, I64), load(strides, 3, I64)
+        for i in range(m):
+            ox, oo = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ro
+            if so == 1 and sx == 1:
+                for k in range(n):
+                    store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
+            elif sx == 0:  # one value along the row
+                y = F(C, load(px, ox, TA))
+                for k in range(n):
+                    store(po, oo + k * so, y, TO)
+            else:
+                for k in range(n):
+                    store(po, oo + k * so, F(C, load(px, ox + k * sx, TA)), TO)
+    return _compile(row, "unary_row", F, C, TA, TO)
 
 
 def move_row(T):

@@ -30,6 +30,7 @@ non-integer exponent calls the C library's ``cpow``/``cpowf`` like NumPy on x86-
 
 from __future__ import annotations
 
+import cmath
 import math
 import platform
 import sys
@@ -136,6 +137,10 @@ def _llvm_float_intrinsic(name, nargs):
 fpow = _llvm_float_intrinsic("pow", 2)
 ffloor = _llvm_float_intrinsic("floor", 1)
 fcopysign = _llvm_float_intrinsic("copysign", 2)
+fceil = _llvm_float_intrinsic("ceil", 1)
+frint = _llvm_float_intrinsic("rint", 1)
+fabs_ = _llvm_float_intrinsic("fabs", 1)
+fsqrt = _llvm_float_intrinsic("sqrt", 1)
 ffma = _llvm_float_intrinsic("fma", 3)
 
 
@@ -150,39 +155,49 @@ def ffmod(typingctx, x, y):
     return x(x, y), codegen
 
 
-#: the C library's cpow/cpowf are called directly where their ABI is known (x86-64 Linux: a complex
-#: double is passed as two doubles, a complex float as one <2 x float>), as NumPy calls them
+#: the C library's complex functions (cpow, cexp, clog, csqrt, ctanh and their float versions) are
+#: called directly where their ABI is known (x86-64 Linux: a complex double is passed as two doubles
+#: and returned as a pair, a complex float as one <2 x float>), as NumPy calls them
 SYSTEM_CPOW = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
 
 
-@intrinsic
-def _system_cpow(typingctx, a, b):
-    """The C library's ``cpow(a, b)`` (complex128) or ``cpowf(a, b)`` (complex64)."""
-    if a != b or not isinstance(a, types.Complex):
-        return None
+def _system_complex(name: str, nargs: int):
+    """An intrinsic calling the C library's ``name`` (complex128) or ``name + 'f'`` (complex64)."""
+    def typer(typingctx, *args):
+        a = args[0]
+        if not isinstance(a, types.Complex) or any(t != a for t in args):
+            return None
 
-    def codegen(context, builder, sig, args):
-        fl = context.get_value_type(a.underlying_float)
-        ca, cb = context.make_complex(builder, a, args[0]), context.make_complex(builder, b, args[1])
-        out = context.make_complex(builder, a)
-        if a.bitwidth == 128:
-            fnty = ir.FunctionType(ir.LiteralStructType([fl, fl]), [fl] * 4)
-            r = builder.call(cgutils.get_or_insert_function(builder.module, fnty, "cpow"),
-                             [ca.real, ca.imag, cb.real, cb.imag])
-            out.real, out.imag = builder.extract_value(r, 0), builder.extract_value(r, 1)
-        else:
-            vty = ir.VectorType(fl, 2)
-            i0, i1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
+        def codegen(context, builder, sig, llargs):
+            fl = context.get_value_type(a.underlying_float)
+            cs = [context.make_complex(builder, a, v) for v in llargs]
+            out = context.make_complex(builder, a)
+            if a.bitwidth == 128:
+                fnty = ir.FunctionType(ir.LiteralStructType([fl, fl]), [fl] * (2 * nargs))
+                r = builder.call(cgutils.get_or_insert_function(builder.module, fnty, name),
+                                 [part for c in cs for part in (c.real, c.imag)])
+                out.real, out.imag = builder.extract_value(r, 0), builder.extract_value(r, 1)
+            else:
+                vty = ir.VectorType(fl, 2)
+                i0, i1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
 
-            def pack(c):
-                v = builder.insert_element(ir.Constant(vty, ir.Undefined), c.real, i0)
-                return builder.insert_element(v, c.imag, i1)
-            fnty = ir.FunctionType(vty, [vty, vty])
-            cpowf = cgutils.get_or_insert_function(builder.module, fnty, "cpowf")
-            r = builder.call(cpowf, [pack(ca), pack(cb)])
-            out.real, out.imag = builder.extract_element(r, i0), builder.extract_element(r, i1)
-        return out._getvalue()
-    return a(a, b), codegen
+                def pack(c):
+                    v = builder.insert_element(ir.Constant(vty, ir.Undefined), c.real, i0)
+                    return builder.insert_element(v, c.imag, i1)
+                fnty = ir.FunctionType(vty, [vty] * nargs)
+                r = builder.call(cgutils.get_or_insert_function(builder.module, fnty, name + "f"),
+                                 [pack(c) for c in cs])
+                out.real, out.imag = builder.extract_element(r, i0), builder.extract_element(r, i1)
+            return out._getvalue()
+        return a(*args), codegen
+    if nargs == 1:
+        return intrinsic(lambda typingctx, a: typer(typingctx, a))
+    return intrinsic(lambda typingctx, a, b: typer(typingctx, a, b))
+
+
+_system_cpow = _system_complex("cpow", 2)
+_system_cexp, _system_clog = _system_complex("cexp", 1), _system_complex("clog", 1)
+_system_csqrt, _system_ctanh = _system_complex("csqrt", 1), _system_complex("ctanh", 1)
 
 
 # --- half and bfloat16 conversions (exact NumPy / ml_dtypes bit algorithms) ------------------------
@@ -773,6 +788,127 @@ def row_functions(name: str):
     """(scalar function, its variant for a second operand constant along the row) of op ``name``."""
     f = SCALAR[name]
     return f, SCALAR_SECOND_CONSTANT.get(name, f)
+
+
+# --- unary scalar functions ---------------------------------------------------------------------------
+
+def _unary(families):
+    """Declare a unary scalar function ``f(codec, raw x) -> raw result`` (as ``_binary``)."""
+    def stub(codec, x):
+        raise NotImplementedError
+
+    @overload(stub)
+    def _ov(codec, x):
+        fam = _family(codec, x)
+        make = families.get(fam)
+        if make is None:
+            raise TypeError(f"no scalar implementation for family {fam!r} ({x} under {codec})")
+        return make(codec, x) if getattr(make, "_builder", False) else make
+    return stub
+
+
+def _lift1(fn):
+    """``fn(value) -> value`` as a raw-in, raw-out unary scalar function."""
+    fn = _jitable(fn)
+    return lambda codec, x: encode(codec, fn(decode(codec, x)))
+
+
+def _raw1(fn):
+    """``fn(raw) -> raw``: the raw value is the value (integers, bools kept as raw 0/1)."""
+    return _jitable(fn)
+
+
+def _complex_function(system, portable):
+    """The C library's complex function where it can be called (NumPy's values), else Numba's cmath."""
+    if SYSTEM_CPOW:
+        return _lift1(lambda v: system(v))
+    return _lift1(lambda v: portable(v))
+
+
+@register_jitable
+def _creciprocal(v):
+    """NumPy's complex reciprocal loop (a Smith division of 1 by v, without Smith's zero case)."""
+    one = like(v.real, 1)
+    if abs(v.imag) <= abs(v.real):
+        r = v.imag / v.real
+        d = v.real + v.imag * r
+        return cpack(v, one / d, -r / d)
+    r = v.real / v.imag
+    d = v.real * r + v.imag
+    return cpack(v, r / d, -one / d)
+
+
+@register_jitable
+def _sign_float(v):
+    if v > 0:
+        return like(v, 1)
+    if v < 0:
+        return like(v, -1)
+    if v == 0:
+        return like(v, 0)
+    return v  # nan
+
+
+@register_jitable
+def _sigmoid(v):
+    one = like(v, 1)
+    return one / (one + math.exp(-v))
+
+
+@register_jitable
+def _erf(v):
+    return like(v, math.erf(np.float64(v)))  # float32: computed in float64, rounded once (the reference)
+
+
+def _relu(codec, x):
+    """max(x, 0) with ``maximum``'s own NaN and tie rules (the raw zero is +0 in every codec)."""
+    return lambda codec, x: op_maximum(codec, x, like(x, 0))
+
+
+_relu._builder = True
+
+
+def _declare_unary():
+    ident = lambda codec, x: x  # noqa: E731 - integers and bools unchanged (floor, ceil, round)
+    neg = _raw1(lambda codec, x: -x)
+    return {
+        "negative": {"i": neg, "u": neg, "f": _lift1(lambda v: -v), "c": _lift1(lambda v: -v)},
+        "abs": {"b": ident, "i": _raw1(lambda codec, x: -x if x < 0 else x), "u": ident,
+                "f": _lift1(lambda v: fabs_(v)), "c": lambda codec, x: abs(x)},
+        "sqrt": {"f": _lift1(lambda v: fsqrt(v)), "c": _complex_function(_system_csqrt, cmath.sqrt)},
+        "exp": {"f": _lift1(lambda v: math.exp(v)), "c": _complex_function(_system_cexp, cmath.exp)},
+        "log": {"f": _lift1(lambda v: math.log(v)), "c": _complex_function(_system_clog, cmath.log)},
+        "tanh": {"f": _lift1(lambda v: math.tanh(v)), "c": _complex_function(_system_ctanh, cmath.tanh)},
+        "erf": {"f": _lift1(lambda v: _erf(v))},
+        "sigmoid": {"f": _lift1(lambda v: _sigmoid(v))},
+        "reciprocal": {"f": _lift1(lambda v: like(v, 1) / v), "c": _lift1(lambda v: _creciprocal(v))},
+        "floor": {"b": ident, "i": ident, "u": ident, "f": _lift1(lambda v: ffloor(v))},
+        "ceil": {"b": ident, "i": ident, "u": ident, "f": _lift1(lambda v: fceil(v))},
+        "round": {"i": ident, "u": ident, "f": _lift1(lambda v: frint(v))},
+        "sign": {"i": _raw1(lambda codec, x: (x > 0) - (x < 0)), "u": _raw1(lambda codec, x: x > 0),
+                 "f": _lift1(lambda v: _sign_float(v))},
+        "relu": {"i": _relu, "u": _relu, "f": _relu},
+        "logical_not": {"b": lambda codec, x: x == 0, "i": lambda codec, x: x == 0, "u": lambda codec, x: x == 0,
+                        "f": lambda codec, x: not _truth(decode(codec, x)),
+                        "c": lambda codec, x: not _ctruth(x)},
+        "bitwise_not": {"b": lambda codec, x: x == 0, "i": _raw1(lambda codec, x: ~x),
+                        "u": _raw1(lambda codec, x: ~x)},
+    }
+
+
+def _make_unary_stubs(table):
+    out = {}
+    for name, families in table.items():
+        stub = _unary(families)
+        stub.__name__ = stub.__qualname__ = f"unary_{name}"
+        stub.__module__ = __name__
+        globals()[stub.__name__] = stub
+        out[name] = stub
+    return out
+
+
+#: unary op name -> scalar function ``f(codec, raw x) -> raw result`` (``cast`` runs NumPy's astype)
+UNARY = _make_unary_stubs(_declare_unary())
 
 
 def count_finish(codec, acc, n):

@@ -60,6 +60,8 @@ def tolerance(op_name: str, dtype, device: bool = False) -> float | None:
     GPU (``device``) the math library is CUDA's, which may differ in the last bits too."""
     dt = np.dtype(dtype)
     eps = float(ml_dtypes.finfo(dt).eps) if _dt.kind(dt) in "fc" else 0.0
+    if _ops.math_rtol(op_name, dt):
+        return _ops.math_rtol(op_name, dt)
     if op_name == "multiply" and dt.kind == "c":
         return 16 * eps
     if op_name == "power" and dt.kind == "c":
