@@ -41,7 +41,7 @@ def configure(parser) -> None:
     parser.add_argument("--fast", action="store_true",
                         help="--check: PTX for compute_XX with --Ofast-compile=max (no ptxas)")
     parser.add_argument("--emit", metavar="DIR", help="--check: write each program's PTX into DIR")
-    parser.add_argument("--family", nargs="+", choices=["binary", "ternary", "variadic", "copy"],
+    parser.add_argument("--family", nargs="+", choices=["unary", "binary", "ternary", "variadic", "copy"],
                         help="limit to these families")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="parallel NVRTC / g++ processes (default: 2)")

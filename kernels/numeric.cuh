@@ -113,6 +113,11 @@ GB_MATH1(fabs_, fabs)
 GB_MATH1(log_, log)
 GB_MATH1(exp_, exp)
 GB_MATH1(cos_, cos)
+GB_MATH1(ceil_, ceil)
+GB_MATH1(rint_, rint)
+GB_MATH1(sqrt_, sqrt)
+GB_MATH1(tanh_, tanh)
+GB_MATH1(erf_, erf)
 GB_MATH1(sin_, sin)
 GB_MATH2(copysign_, copysign)
 GB_MATH2(fmod_, fmod)
@@ -343,8 +348,8 @@ template <typename T> GB_FN T maximum(T a, T b) {
     return (fa >= fb || isnan_(fa)) ? a : b;
   } else if constexpr (is_complex<T>()) {
     return (isnan_(a.re) || isnan_(a.im) || c_le(b, a)) ? a : b;  // CGE(a, b) == CLE(b, a)
-  } else {
-    return (a >= b || isnan_(a)) ? a : b;
+  } else {                                     // NumPy: a > b || isnan(a) ? a : b (ties: b)
+    return (a > b || isnan_(a)) ? a : b;
   }
 }
 template <typename T> GB_FN T minimum(T a, T b) {
@@ -359,7 +364,7 @@ template <typename T> GB_FN T minimum(T a, T b) {
   } else if constexpr (is_complex<T>()) {
     return (isnan_(a.re) || isnan_(a.im) || c_le(a, b)) ? a : b;
   } else {
-    return (a <= b || isnan_(a)) ? a : b;
+    return (a < b || isnan_(a)) ? a : b;
   }
 }
 
@@ -493,6 +498,94 @@ template <typename T> GB_FN T power(T a, T b) {
   else if constexpr (is_half<T>()) return from_float<T>(pow_(to_float(a), to_float(b)));
   else if constexpr (is_complex<T>()) return complex_power(a, b);
   else return pow_(a, b);
+}
+
+// ---- unary ops (NumPy's loops; float16 / bfloat16 computed in float, rounded once) --------
+template <typename T> GB_FN T negative(T x) {
+  if constexpr (is_int<T>()) return wrap_neg(x);
+  else if constexpr (is_half<T>()) return from_float<T>(-to_float(x));
+  else if constexpr (is_complex<T>()) return T{-x.re, -x.im};
+  else return -x;
+}
+
+// |x|; complex -> its real modulus (hypot); -INT_MIN wraps to INT_MIN, as NumPy's.
+template <typename T> GB_FN auto absolute(T x) {
+  if constexpr (is_sint<T>()) return x < 0 ? wrap_neg(x) : x;
+  else if constexpr (is_half<T>()) return from_float<T>(fabs_(to_float(x)));
+  else if constexpr (is_complex<T>()) return hypot_(x.re, x.im);
+  else if constexpr (is_float<T>()) return fabs_(x);
+  else return x;  // bool, unsigned
+}
+
+// A real function of floats: float16 / bfloat16 through float.
+#define GB_REAL_FN(NAME, EXPR)                                                                 \
+  template <typename T> GB_FN T NAME(T x) {                                                   \
+    if constexpr (is_half<T>()) { const float v = to_float(x); return from_float<T>(EXPR); }  \
+    else { const T v = x; return EXPR; }                                                      \
+  }
+GB_REAL_FN(sqrt, sqrt_(v))
+GB_REAL_FN(exp, exp_(v))
+GB_REAL_FN(log, log_(v))
+GB_REAL_FN(tanh, tanh_(v))
+GB_REAL_FN(erf, erf_(v))
+GB_REAL_FN(sigmoid, (decltype(v))1 / ((decltype(v))1 + exp_(-v)))
+#undef GB_REAL_FN
+
+// floor / ceil / rint: integers and bools unchanged.
+#define GB_ROUNDING(NAME, FN)                                                             \
+  template <typename T> GB_FN T NAME(T x) {                                             \
+    if constexpr (is_half<T>()) return from_float<T>(FN(to_float(x)));                  \
+    else if constexpr (is_float<T>()) return FN(x);                                     \
+    else return x;                                                                      \
+  }
+GB_ROUNDING(floor, floor_)
+GB_ROUNDING(ceil, ceil_)
+GB_ROUNDING(rint, rint_)
+#undef GB_ROUNDING
+
+// 1 / x; complex: NumPy's reciprocal loop (Smith's division of 1 by x).
+template <typename T> GB_FN T reciprocal(T x) {
+  if constexpr (is_half<T>()) return from_float<T>(1.0f / to_float(x));
+  else if constexpr (is_complex<T>()) {
+    typedef decltype(x.re) R;
+    if (fabs_(x.im) <= fabs_(x.re)) {
+      const R r = x.im / x.re, d = x.re + x.im * r;
+      return T{(R)1 / d, -r / d};
+    }
+    const R r = x.re / x.im, d = x.re * r + x.im;
+    return T{r / d, (R)-1 / d};
+  } else return (T)1 / x;
+}
+
+// -1, 0 or 1 (NaN stays NaN; sign(-0.0) is +0.0).
+template <typename T> GB_FN T sign(T x) {
+  if constexpr (is_half<T>()) return from_float<T>(sign(to_float(x)));
+  else if constexpr (is_float<T>()) return x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x;
+  else if constexpr (is_sint<T>()) return (T)((x > 0) - (x < 0));
+  else return (T)(x > 0);
+}
+
+template <typename T> GB_FN T invert(T x) {
+  if constexpr (Num<T>::kind == K_BOOL) return !x;
+  else return (T)~x;
+}
+
+// NumPy's astype (casting='unsafe'): complex -> real keeps the real part; -> bool is truth;
+// float16 from double rounds once (NumPy), bfloat16 through float (ml_dtypes); float -> int
+// out of range or NaN is undefined (C's conversion), as in NumPy.
+template <typename R, typename A> GB_FN R cast(A x) {
+  if constexpr (Num<R>::kind == K_BOOL) return truth(x);
+  else if constexpr (is_half<A>()) return cast<R>(to_float(x));
+  else if constexpr (is_complex<A>() && is_complex<R>()) {
+    typedef decltype(R().re) P;
+    return R{(P)x.re, (P)x.im};
+  } else if constexpr (is_complex<A>()) return cast<R>(x.re);
+  else if constexpr (is_complex<R>()) {
+    typedef decltype(R().re) P;
+    return R{cast<P>(x), (P)0};
+  } else if constexpr (is_same<R, f16>::value && is_same<A, double>::value) return __double2half(x);
+  else if constexpr (is_half<R>()) return from_float<R>((float)x);
+  else return (R)x;
 }
 
 }  // namespace num

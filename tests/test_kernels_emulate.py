@@ -54,6 +54,86 @@ def test_binary_op_every_layout(name, dtype, backends):
     assert {"gb::binary_contig", "gb::binary_general"} <= kinds
 
 
+UNARY_CASES = [(name, t[0]) for name in ops.UNARY for t in checks.dtypes_for(ops.get(name))]
+
+
+@pytest.mark.parametrize("name, dtype", UNARY_CASES, ids=[f"{n}-{d}" for n, d in UNARY_CASES])
+def test_unary_op_every_layout(name, dtype, backends):
+    """Each unary op on each dtype with a CUDA kernel: contiguous (vector), misaligned, a 0-d
+    value, a device scalar, a broadcast column, transposed, negative strides, sliced, rank 6,
+    and the 64-bit index path."""
+    rng = np.random.default_rng(abs(hash((name, str(dtype)))) % 2**32)
+    op = ops.get(name)
+    a = checks.values(rng, dtype, (37, 45), op_name=name)
+    inputs = {"contiguous": a, "misaligned": checks.layout(rng, a, "misaligned"),
+              "0-d value": np.asarray(checks.values(rng, dtype, (), op_name=name)),
+              "device scalar": checks.values(rng, dtype, (1, 1), op_name=name),
+              "transposed": checks.layout(rng, a, "transposed"), "flipped": checks.layout(rng, a, "flipped"),
+              "sliced": checks.layout(rng, a, "sliced"),
+              "rank 6": checks.layout(rng, checks.values(rng, dtype, (2, 1, 3, 4, 2, 5), op_name=name),
+                                      "transposed")}
+    targets = [None] if name != "cast" else [t for t in checks.EMULATION_DTYPES]
+    for layout, x in inputs.items():
+        for target in targets:
+            xs = checks.castable(x, target) if target is not None else x
+            for be in ((BE, BE64) if layout in ("transposed", "rank 6") else (BE,)):
+                want = apply(op, (xs,), backend="numpy", dtype=target)
+                got = apply(op, (xs,), backend=be, dtype=target)
+                _same(name, got, want, dtype)
+    kinds = {lc.name.split("<")[0] for lc in backends[BE].launches}
+    assert {"gb::unary_contig", "gb::unary_general"} <= kinds
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, _dt.bfloat16], ids=str)
+def test_maximum_minimum_of_signed_zeros(dtype):
+    """Ties of -0.0 and +0.0: float32/float64 (NumPy) and bfloat16 (ml_dtypes) keep the second
+    operand, float16 (NumPy's half loop) the first; the variadic ops fold the same way."""
+    a, b = np.array([-0.0, 0.0, -0.0], dtype), np.array([0.0, -0.0, np.nan], dtype)
+    for name in ("maximum", "minimum"):
+        want = apply(ops.get(name), (a, b), backend="numpy")
+        assert np.array_equal(np.signbit(want[:2]), [False, True] if dtype != np.float16 else [True, False])
+        for be in (BE, "numba"):
+            got = apply(ops.get(name), (a, b), backend=be)
+            assert np.array_equal(np.signbit(got), np.signbit(want)) and np.isnan(got[2]), (name, be, got)
+    for name, pair in (("max", "maximum"), ("min", "minimum")):
+        want = apply(ops.get(pair), (a, b), backend="numpy")
+        got = apply(ops.get(name), (a, b), backend=BE)
+        assert np.array_equal(np.signbit(got), np.signbit(want)), (name, got)
+
+
+def test_unary_values_by_hand():
+    """Edge values computed by hand (not by NumPy): wraps, NaN rules, signed zeros, halves to even."""
+    i8 = np.array([-128, -1, 0, 5], np.int8)
+    f4 = np.array([-2.5, -0.0, 0.5, 1.5, np.nan, -np.inf], np.float32)
+    hand = [
+        ("negative", i8, [-128, 1, 0, -5]),
+        ("abs", i8, [-128, 1, 0, 5]),
+        ("bitwise_not", i8, [127, 0, -1, -6]),
+        ("sign", i8, [-1, -1, 0, 1]),
+        ("relu", i8, [0, 0, 0, 5]),
+        ("round", f4, [-2.0, -0.0, 0.0, 2.0, np.nan, -np.inf]),
+        ("floor", f4, [-3.0, -0.0, 0.0, 1.0, np.nan, -np.inf]),
+        ("ceil", f4, [-2.0, -0.0, 1.0, 2.0, np.nan, -np.inf]),
+        ("sign", f4, [-1.0, 0.0, 1.0, 1.0, np.nan, -1.0]),
+        ("relu", f4, [0.0, 0.0, 0.5, 1.5, np.nan, 0.0]),
+        ("logical_not", f4, [False, True, False, False, False, False]),
+        ("sqrt", np.array([4.0, -1.0, 0.0], np.float32), [2.0, np.nan, 0.0]),
+        ("log", np.array([1.0, 0.0, -1.0], np.float32), [0.0, -np.inf, np.nan]),
+        ("exp", np.array([0.0, -np.inf, 1000.0], np.float32), [1.0, 0.0, np.inf]),
+        ("sigmoid", np.array([0.0, -np.inf, np.inf], np.float32), [0.5, 0.0, 1.0]),
+        ("erf", np.array([0.0, np.inf, -np.inf], np.float32), [0.0, 1.0, -1.0]),
+        ("tanh", np.array([0.0, np.inf, -np.inf], np.float32), [0.0, 1.0, -1.0]),
+        ("reciprocal", np.array([2.0, -0.0, 0.25], np.float32), [0.5, -np.inf, 4.0]),
+    ]
+    for name, x, want in hand:
+        for be in (BE, "numba", "numpy"):
+            got = apply(ops.get(name), (x,), backend=be)
+            assert np.array_equal(got, np.array(want, dtype=got.dtype), equal_nan=True), (name, be, got)
+            if got.dtype.kind == "f":  # signed zeros and infinities (a NaN's sign is not defined)
+                num = ~np.isnan(got)
+                assert np.array_equal(np.signbit(got[num]), np.signbit(np.array(want, got.dtype)[num])), (name, be)
+
+
 def test_mixed_int64_uint64_comparisons():
     a = np.array([-1, 0, 2**62, -2**63, 5], np.int64)
     b = np.array([2**64 - 1, 0, 2**62, 0, 4], np.uint64)

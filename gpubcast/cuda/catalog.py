@@ -2,6 +2,7 @@
 
 Every op of the registry (``gpubcast.ops``) maps to one kernel family:
 
+    unary     unary.cu      <Op, A, R>            A: the op's loop dtype, R: the output dtype
     binary    binary.cu     <Op, A, B>            A, B: the op's loop dtypes
     ternary   ternary.cu    <Where, Bytes<N>>     N: itemsize of the values (data movement)
     variadic  variadic.cu   <Op, T>               T: the inputs' common dtype (also the
@@ -35,8 +36,10 @@ CXX_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
     np.dtype(np.complex64): "gb::c64", np.dtype(np.complex128): "gb::c128",
 }
-MOVE_SIZES = (1, 2, 4, 8, 16)      # element sizes the data-movement kernels handle
-FAMILY_OF_KIND = {"binary": "binary", "ternary": "ternary", "variadic": "variadic", "quaternary": "variadic",
+MOVE_SIZES = (1, 2, 4, 8, 16)
+#: unary ops computed on the CPU only for complex inputs (no complex CUDA kernel yet)
+COMPLEX_ON_CPU = frozenset({"sqrt", "exp", "log", "tanh"})      # element sizes the data-movement kernels handle
+FAMILY_OF_KIND = {"unary": "unary", "binary": "binary", "ternary": "ternary", "variadic": "variadic", "quaternary": "variadic",
                   "move": "copy"}
 GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT
 MAX_VARIADIC = 8                   # inputs one variadic launch takes (kernels/variadic.cu)
@@ -92,6 +95,13 @@ def kernels_for(op: _ops.Op, in_dtypes: tuple, out_dtype) -> Kernels:
     """The kernels computing ``op`` on inputs of loop dtypes ``in_dtypes`` into ``out_dtype``."""
     family = FAMILY_OF_KIND[op.kind]
     out_dtype = np.dtype(out_dtype)
+    if family == "unary":
+        a = np.dtype(in_dtypes[0])
+        if a.kind == "c" and op.name in COMPLEX_ON_CPU:
+            raise TypeError(f"{op.name}: the CUDA backend has no kernel for complex inputs ({a}); compute "
+                            f"it on the CPU (cupy.asnumpy(x), then gpubcast.{op.name})")
+        return Kernels(family, f"gb::{op.functor}, {cxx_type(a)}, {cxx_type(out_dtype)}",
+                       contig_ept(a.itemsize, out_dtype.itemsize))
     if family == "binary":
         a, b = (np.dtype(t) for t in in_dtypes)
         targs = f"gb::{op.functor}, {cxx_type(a)}, {cxx_type(b)}"
@@ -121,13 +131,30 @@ def _binary_loops(op: _ops.Op):
     return sorted(loops, key=str)
 
 
+def _unary_loops(op: _ops.Op):
+    """Every (loop dtypes, output dtype) of a unary op over numeric dtypes (cast: every pair)."""
+    if op.name == "cast":
+        return [((a,), b) for a in _dt.NUMERIC for b in _dt.NUMERIC]
+    loops = set()
+    for a in _dt.NUMERIC:
+        try:
+            loop, out = op.resolve((a,))
+        except TypeError:
+            continue
+        if not (loop[0].kind == "c" and op.name in COMPLEX_ON_CPU):
+            loops.add((loop, out))
+    return sorted(loops, key=str)
+
+
 @functools.lru_cache(maxsize=1)
 def every_instantiation() -> dict[str, tuple[Kernels, ...]]:
     """family -> every Kernels the dispatcher can request (each yields 3 name expressions)."""
     found: dict[str, dict[str, Kernels]] = {f: {} for f in FAMILY_OF_KIND.values()}
     for op in _ops.REGISTRY.values():
         family = FAMILY_OF_KIND[op.kind]
-        if family == "binary":
+        if family == "unary":
+            combos = _unary_loops(op)
+        elif family == "binary":
             combos = [(loop, out) for loop, out in _binary_loops(op)]
         elif family == "variadic":
             combos = [((t,), t) for t in _dt.NUMERIC if _dt.kind(t) in op.accepts]

@@ -39,6 +39,7 @@ class Case:
     axes_mapping: tuple | None = None
     shape: tuple | None = None          # data movement target shape
     target: int = 0
+    dtype: object = None                # dtype= of the call (cast's target)
     meta: dict = field(default_factory=dict)
 
     @property
@@ -49,7 +50,7 @@ class Case:
 def run(case: Case, backend: str, out=None, inputs=None):
     return apply(case.op, case.inputs if inputs is None else inputs, rule=case.rule, axis=case.axis,
                  axes_mapping=case.axes_mapping, shape=case.shape, target=case.target, backend=backend,
-                 out=out)
+                 out=out, dtype=case.dtype)
 
 
 def tolerance(op_name: str, dtype, device: bool = False) -> float | None:
@@ -275,6 +276,16 @@ def dtypes_for(op: _ops.Op, dtypes=EMULATION_DTYPES) -> list[tuple]:
         return pairs
     if op.kind in ("variadic", "quaternary"):
         return [(t,) for t in dtypes if _dt.kind(t) in op.accepts]
+    if op.kind == "unary":  # the dtypes that are their own loop, with a CUDA kernel
+        own = []
+        for t in dtypes:
+            try:
+                loop, _ = op.resolve((t,))
+            except TypeError:
+                continue
+            if loop == (t,) and not (t.kind == "c" and op.name in catalog.COMPLEX_ON_CPU):
+                own.append((t,))
+        return own
     return [(t,) for t in dtypes]
 
 
@@ -303,9 +314,26 @@ def random_cases(rng, n: int) -> list[Case]:
         else:
             desc = ", ".join(f"{getattr(x, 'shape', ())}" for x in inputs)
             case = Case(f"{op.name}({desc}) {'/'.join(str(t) for t in types)}", op, inputs)
+            if op.name == "cast":
+                case.dtype = EMULATION_DTYPES[int(rng.integers(len(EMULATION_DTYPES)))]
+                case.inputs = [castable(x, case.dtype) for x in inputs]
+                case.name += f" -> {case.dtype}"
         case.meta["dtype"] = types[0]
         cases.append(case)
     return cases
+
+
+def castable(x, target):
+    """``x`` with the values a float -> integer cast leaves undefined (NaN, inf, out of the target's
+    range: C, NumPy and CUDA each give their own) replaced by 0 and clipped into range."""
+    x = np.asarray(x)
+    if _dt.kind(np.dtype(target)) not in "iu" or _dt.kind(x.dtype) not in "fc":
+        return x
+    info = np.iinfo(target)
+    real = x.real.astype(np.float64) if x.dtype.kind == "c" else x.astype(np.float64)
+    lo, hi = max(float(info.min), -1e6), min(float(info.max), 1e6)
+    safe = np.clip(np.nan_to_num(real, nan=0.0, posinf=0.0, neginf=0.0), lo, hi)
+    return safe.astype(x.dtype) if x.dtype.kind != "c" else (safe + 1j * x.imag).astype(x.dtype)
 
 
 def device_like(x, cupy):

@@ -33,7 +33,7 @@ MAX_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
 BLOCK = 256            # kernels/indexing.cuh BLOCK
 MAX_GRID = 2**31 - 1
 CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
-NIN_OF_FAMILY = {"binary": 2, "ternary": 3, "variadic": catalog.MAX_VARIADIC, "copy": 1}
+NIN_OF_FAMILY = {"unary": 1, "binary": 2, "ternary": 3, "variadic": catalog.MAX_VARIADIC, "copy": 1}
 
 
 @dataclass(frozen=True)

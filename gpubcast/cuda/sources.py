@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 #: family -> its .cu file
-FAMILIES = {"binary": "binary.cu", "ternary": "ternary.cu", "variadic": "variadic.cu", "copy": "copy.cu"}
+FAMILIES = {"unary": "unary.cu", "binary": "binary.cu", "ternary": "ternary.cu", "variadic": "variadic.cu", "copy": "copy.cu"}
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 

@@ -1,0 +1,73 @@
+// unary.cu -- out[i] = Op(x[i]) over a broadcast plan, for every unary op of gpubcast/ops.py
+// (negative, abs, sqrt, exp, log, tanh, erf, sigmoid, reciprocal, floor, ceil, round, sign,
+// relu, logical_not, bitwise_not, cast).  The values are NumPy 2's (gb::num in numeric.cuh);
+// the math-library ops (exp, log, tanh, erf, sigmoid, complex abs) are CUDA's, within
+// gpubcast.ops.MATH_ULPS ulps of NumPy's.
+//
+// Kernels (launch contract: indexing.cuh):
+//   unary_contig<Op, A, R>             x contiguous or a scalar; Head<1> argument
+//   unary_general<Op, A, R, index_t>   any strides; General<1, index_t>
+//   *_ept<...>                         elements per thread
+// A: the op's loop dtype; R: the output dtype (A, but bool for logical_not, the real type for
+// complex abs, any dtype for cast).
+// Assumption: the functor names are Op.functor of gpubcast/ops.py (CamelCase of the name).
+#include "indexing.cuh"
+
+namespace gb {
+
+#define GB_UNARY(NAME, EXPR)                                                          \
+  struct NAME {                                                                       \
+    template <typename R, typename A> GB_FN R apply(A x) const { return (R)(EXPR); }  \
+  };
+
+GB_UNARY(Negative, num::negative(x))
+GB_UNARY(Abs, num::absolute(x))
+GB_UNARY(Sqrt, num::sqrt(x))
+GB_UNARY(Exp, num::exp(x))
+GB_UNARY(Log, num::log(x))
+GB_UNARY(Tanh, num::tanh(x))
+GB_UNARY(Erf, num::erf(x))
+GB_UNARY(Sigmoid, num::sigmoid(x))
+GB_UNARY(Reciprocal, num::reciprocal(x))
+GB_UNARY(Floor, num::floor(x))
+GB_UNARY(Ceil, num::ceil(x))
+GB_UNARY(Round, num::rint(x))
+GB_UNARY(Sign, num::sign(x))
+GB_UNARY(Relu, num::maximum(x, A()))  // A() is +0 in every type: maximum's NaN and tie rules
+GB_UNARY(LogicalNot, !num::truth(x))
+GB_UNARY(BitwiseNot, num::invert(x))
+
+// Cast: NumPy's astype (casting='unsafe'); float -> int out of range or NaN is undefined.
+struct Cast {
+  template <typename R, typename A> GB_FN R apply(A x) const { return num::cast<R>(x); }
+};
+
+template <class Op, typename A, typename R> constexpr int unary_contig_ept = contig_ept<A, R>();
+template <class Op, typename A, typename R, typename index_t> constexpr int unary_general_ept = GENERAL_EPT;
+
+// One tile: every load issued before any compute, then one store.
+template <class Op, typename A, typename R, int EPT> struct UnaryBody {
+  template <typename Acc> GB_FN void operator()(const Acc& acc) const {
+    A x[EPT];
+    R r[EPT];
+    acc.template load<1>(x);
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) r[k] = Op().template apply<R>(x[k]);
+    acc.store(r);
+  }
+};
+
+template <class Op, typename A, typename R>
+__global__ void __launch_bounds__(BLOCK) unary_contig(const __grid_constant__ Head<1> h) {
+  constexpr int EPT = unary_contig_ept<Op, A, R>;
+  const bool consecutive = vec_ok<R, EPT>(h, 0) && vec_ok<A, EPT>(h, 1);
+  for_each_tile<1, EPT, u64, false>(h, NoCalc(), consecutive, UnaryBody<Op, A, R, EPT>());
+}
+
+template <class Op, typename A, typename R, typename index_t>
+__global__ void __launch_bounds__(BLOCK) unary_general(const __grid_constant__ General<1, index_t> p) {
+  constexpr int EPT = GENERAL_EPT;
+  for_each_tile<1, EPT, index_t, true>(p.h, p.calc, true, UnaryBody<Op, A, R, EPT>());
+}
+
+}  // namespace gb
