@@ -22,6 +22,11 @@ ONNX semantics, where they differ from the NumPy-style API:
   (-1 for a right shift of a negative value), as BitShift-28 defines it.
 - ``PRelu``'s slope and ``Gemm``'s C broadcast unidirectionally (never grow the result).
 - ``Max Min Mean Sum`` take 1..N inputs, multidirectional broadcast, one pass.
+- Unary operators keep their input's type (``Exp`` of float16 is float16).  ``Clip``'s
+  optional ``min`` / ``max`` (inputs, or Clip-6's attributes) broadcast with the input.
+  ``Cast``/``CastLike`` convert between the numeric and bool types gpubcast computes in
+  (not float8/int4/string: ``TypeError``); a float out of an integer type's range converts to
+  an undefined value, as the ONNX spec says.
 
 ``gpubcast.onnx.backend`` runs ONNX models made of these operators.
 """
@@ -33,9 +38,11 @@ import importlib
 import numpy as np
 
 from .. import api, backends, ops
+from ..dtypes import bfloat16
 from ..dispatch import apply
 from ..rules import broadcast_shapes
-from .constraints import ANY, BOOL, FLOATS, INTS, NUMERIC, POW_BASE, PRELU_GEMM, STRING, constrain, type_name
+from .constraints import (ANY, BOOL, FLOATS, INTS, NUMERIC, POW_BASE, PRELU_GEMM, SIGNED, STRING, constrain,
+                          type_name)
 
 _AB = ("A", "B")
 
@@ -65,6 +72,26 @@ _VARIADIC = {
     "Min": ("min", NUMERIC, "elementwise minimum (NaN-propagating)"),
     "Mean": ("mean", FLOATS, "elementwise mean"),
     "Sum": ("sum", FLOATS, "elementwise sum"),
+}
+
+#: ONNX name -> (registry op, type constraint T, what it computes); all take one input X
+_UNARY = {
+    "Neg": ("negative", SIGNED | FLOATS, "-X (integers wrap)"),
+    "Abs": ("abs", NUMERIC, "|X|"),
+    "Sqrt": ("sqrt", FLOATS, "the square root of X (nan for negatives)"),
+    "Exp": ("exp", FLOATS, "e ** X"),
+    "Log": ("log", FLOATS, "the natural logarithm of X"),
+    "Tanh": ("tanh", FLOATS, "the hyperbolic tangent of X"),
+    "Erf": ("erf", FLOATS, "the error function of X"),
+    "Sigmoid": ("sigmoid", FLOATS, "1 / (1 + exp(-X))"),
+    "Reciprocal": ("reciprocal", FLOATS, "1 / X"),
+    "Floor": ("floor", FLOATS, "the largest integer <= X"),
+    "Ceil": ("ceil", FLOATS, "the smallest integer >= X"),
+    "Round": ("round", FLOATS, "X rounded to the nearest integer, halves to even"),
+    "Sign": ("sign", NUMERIC, "-1, 0 or 1 by the sign of X"),
+    "Relu": ("relu", SIGNED | FLOATS, "max(X, 0)"),
+    "Not": ("logical_not", BOOL, "not X, on bool tensors"),
+    "BitwiseNot": ("bitwise_not", INTS, "~X, on integer tensors"),
 }
 
 _TYPES_DOC = "Type constraint T: {}."
@@ -103,6 +130,21 @@ def _variadic(name: str, op_name: str, allowed, what: str):
     return f
 
 
+def _unary(name: str, op_name: str, allowed, what: str):
+    op = ops.get(op_name)
+
+    def f(X, /, *, backend=None):
+        (X,) = constrain(name, (X,), allowed, ("X",))
+        return apply(op, (X,), backend=backend)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"ONNX {name}(X): {what}, elementwise; the result has X's type and shape.\n\n"
+                 f"{_TYPES_DOC.format(_allowed(allowed))}")
+    return f
+
+
+for _name, _spec in _UNARY.items():
+    globals()[_name] = _unary(_name, *_spec)
 for _name, _spec in _BINARY.items():
     globals()[_name] = _binary(_name, *_spec)
 for _name, _spec in _VARIADIC.items():
@@ -238,9 +280,80 @@ def Gemm(A, B, C=None, /, *, alpha=1.0, beta=1.0, transA=0, transB=0, backend=No
     return _cast(result, product.dtype, be)
 
 
+def Clip(input, min=None, max=None, *, backend=None):  # noqa: A002 - ONNX's names
+    """ONNX Clip(input, min, max): input limited to [min, max]; min / max are optional (None: no
+    bound), as inputs (Clip-11+, 0-d tensors) or as Clip-6's attributes (floats), and broadcast with
+    input.  min > max gives max everywhere; NaN stays NaN.  All share one type T (numeric)."""
+    names = ("input", "min", "max")
+    given = [(n, x) for n, x in zip(names, (input, min, max)) if x is not None]
+    checked = dict(zip((n for n, _ in given), constrain("Clip", [x for _, x in given], NUMERIC,
+                                                         tuple(n for n, _ in given))))
+    return api.clip(checked["input"], checked.get("min"), checked.get("max"), backend=backend)
+
+
+#: ONNX TensorProto element types -> the dtypes gpubcast computes in (onnx.helper's mapping)
+_ELEMENT_TYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+                  9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 14: "complex64",
+                  15: "complex128", 16: bfloat16}
+
+
+def _target_dtype(op: str, to) -> np.dtype:
+    if isinstance(to, (int, np.integer)) and not isinstance(to, bool):
+        if int(to) not in _ELEMENT_TYPES:
+            raise TypeError(f"{op}: element type {int(to)} (TensorProto) is not one gpubcast computes in; "
+                            f"supported: {', '.join(type_name(np.dtype(t)) for t in _ELEMENT_TYPES.values())}")
+        return np.dtype(_ELEMENT_TYPES[int(to)])
+    dt = np.dtype(to)
+    if type_name(dt) not in ANY - STRING:
+        raise TypeError(f"{op}: cannot convert to tensor({type_name(dt)}); gpubcast converts between "
+                        f"numeric and bool types")
+    return dt
+
+
+def Cast(input, /, *, to, saturate=1, round_mode="up", backend=None):
+    """ONNX Cast(input, to=...): input converted to element type ``to`` (a TensorProto enum, or any
+    NumPy dtype); NumPy's astype (casting='unsafe') for numeric and bool types.  ``saturate`` and
+    ``round_mode`` only concern float8 / float4 targets, which gpubcast does not compute in."""
+    (input,) = constrain("Cast", (input,), ANY - STRING, ("input",), param="T1")
+    return api.cast(input, _target_dtype("Cast", to), backend=backend)
+
+
+def CastLike(input, target_type, /, *, saturate=1, round_mode="up", backend=None):
+    """ONNX CastLike(input, target_type): input converted to target_type's element type."""
+    (input,) = constrain("CastLike", (input,), ANY - STRING, ("input",), param="T1")
+    (target_type,) = constrain("CastLike", (target_type,), ANY - STRING, ("target_type",), param="T2")
+    return api.cast(input, _target_dtype("CastLike", target_type.dtype), backend=backend)
+
+
+def Identity(input, /, *, backend=None):
+    """ONNX Identity(input): input itself (any tensor type; sequences and optionals are not supported)."""
+    (input,) = constrain("Identity", (input,), ANY, ("input",))
+    return input
+
+
+def Constant(*, value=None, value_float=None, value_floats=None, value_int=None, value_ints=None,
+             value_string=None, value_strings=None, backend=None):
+    """ONNX Constant: the tensor of exactly one of its attributes (``value`` an array; ``value_float``
+    and ``value_int`` 0-d float32 / int64; ``value_floats`` / ``value_ints`` 1-D), on ``backend``'s
+    device ('cuda': a CuPy array; strings stay NumPy)."""
+    given = {k: v for k, v in dict(value=value, value_float=value_float, value_floats=value_floats,
+                                   value_int=value_int, value_ints=value_ints, value_string=value_string,
+                                   value_strings=value_strings).items() if v is not None}
+    if len(given) != 1:
+        raise ValueError(f"Constant: exactly one value attribute must be set, got {sorted(given) or 'none'}")
+    (kind, v), = given.items()
+    dtype = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64,
+             "value_ints": np.int64, "value_string": object, "value_strings": object}.get(kind)
+    x = np.asarray(v, dtype=dtype)
+    if backend == "cuda" and x.dtype.kind not in "OUS":
+        return backends.get("cuda").xp.asarray(x)
+    return x
+
+
 #: every operator this module implements, by ONNX name
 OPERATORS = {name: globals()[name] for name in (
-    *_BINARY, "Pow", "Mod", *_VARIADIC, "Where", "BitShift", "Expand", "PRelu", "Gemm")}
+    *_UNARY, *_BINARY, "Pow", "Mod", *_VARIADIC, "Where", "BitShift", "Expand", "PRelu", "Gemm", "Clip",
+    "Cast", "CastLike", "Identity", "Constant")}
 
 __all__ = sorted(OPERATORS) + ["OPERATORS"]
 

@@ -44,14 +44,23 @@ from .constraints import type_name
 
 #: the first opset whose versions of these operators gpubcast runs (Add-6 and older had `broadcast`/`axis`)
 MIN_OPSET = 7
+#: operators with one version since opset 1 (Not-1): any opset
+MIN_OPSET_OF = {"Not": 1}
 #: the attributes an operator takes, as keywords of its gpubcast.onnx function
-ATTRIBUTES = {"Mod": ("fmod",), "BitShift": ("direction",), "Gemm": ("alpha", "beta", "transA", "transB")}
+ATTRIBUTES = {"Mod": ("fmod",), "BitShift": ("direction",), "Gemm": ("alpha", "beta", "transA", "transB"),
+              "Clip": ("min", "max"), "Cast": ("to", "saturate", "round_mode"),
+              "CastLike": ("saturate", "round_mode"),
+              "Constant": ("value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
+                           "value_strings")}
+#: operators whose omitted optional inputs ("" in the node) are passed as None, wherever they are
+OPTIONAL_INPUTS = {"Clip"}
 
 
 @dataclass(frozen=True)
 class _Step:
     """One node, checked and ready to call: ``function(*inputs, **attributes)`` -> ``outputs[0]``."""
     label: str
+    op_type: str
     function: Callable
     inputs: tuple[str, ...]       # "" marks an omitted optional input
     outputs: tuple[str, ...]
@@ -75,7 +84,7 @@ def compile_node(node: onnx.NodeProto, opset: int) -> _Step:
     if function is None:
         raise NotImplementedError(f"gpubcast.onnx.backend does not support the operator {node.op_type!r} "
                                   f"({label}); supported operators: {', '.join(sorted(OPERATORS))}")
-    if opset < MIN_OPSET:
+    if opset < MIN_OPSET_OF.get(node.op_type, MIN_OPSET):
         raise NotImplementedError(f"gpubcast.onnx.backend: {label} is from opset {opset}; gpubcast runs "
                                   f"opset >= {MIN_OPSET}")
     try:
@@ -88,11 +97,22 @@ def compile_node(node: onnx.NodeProto, opset: int) -> _Step:
     if unknown:
         raise NotImplementedError(f"gpubcast.onnx.backend: {label} has attribute(s) {', '.join(unknown)} "
                                   f"that gpubcast does not implement")
-    attributes = {k: v.decode() if isinstance(v, bytes) else v for k, v in attributes.items()}
+    attributes = {k: _attribute(v) for k, v in attributes.items()}
     if len(node.output) != 1:
         raise NotImplementedError(f"gpubcast.onnx.backend: {label} has {len(node.output)} outputs; "
                                   f"{node.op_type} has exactly one")
-    return _Step(label, function, tuple(node.input), tuple(node.output), attributes)
+    return _Step(label, node.op_type, function, tuple(node.input), tuple(node.output), attributes)
+
+
+def _attribute(v):
+    """An attribute's value as the gpubcast.onnx functions take it: str for bytes, NumPy for tensors."""
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, onnx.TensorProto):
+        return numpy_helper.to_array(v)
+    if isinstance(v, list) and v and isinstance(v[0], bytes):
+        return [s.decode() for s in v]
+    return v
 
 
 def _topological(steps, available) -> list[_Step]:
@@ -149,7 +169,7 @@ class _Placement:
         args = self.colocate(list(args))
         while args and args[-1] is None:  # omitted trailing optional inputs (Gemm's C)
             args.pop()
-        if any(x is None for x in args):
+        if any(x is None for x in args) and step.op_type not in OPTIONAL_INPUTS:
             raise NotImplementedError(f"gpubcast.onnx.backend: {step.label} omits an input before the last one")
         backend = self.backend
         if self.cuda and not any(backends.is_cuda_array(x) for x in args):

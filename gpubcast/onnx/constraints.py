@@ -22,6 +22,7 @@ from ..dtypes import bfloat16, is_python_scalar, result_type, weak_type
 INTS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 FLOATS = frozenset({"float16", "float", "double", "bfloat16"})
 NUMERIC = INTS | FLOATS
+SIGNED = frozenset({"int8", "int16", "int32", "int64"})
 BOOL = frozenset({"bool"})
 STRING = frozenset({"string"})
 ANY = NUMERIC | BOOL | STRING | frozenset({"complex64", "complex128"})
