@@ -301,10 +301,11 @@ def _example_inputs(name):
     return {"And": (b, b), "Or": (b, b), "Xor": (b, b), "Where": (b, f, f), "Expand": (f, [2, 2]),
             "Gemm": (np.ones((2, 2), f32), np.ones((2, 2), f32), f), "BitShift": (i, i[::-1] * 0 + 1),
             "BitwiseAnd": (i, i), "BitwiseOr": (i, i), "BitwiseXor": (i, i), "Mod": (i, i),
-            "Mean": (f, f), "Sum": (f, f)}.get(name, (f, f))
+            "Mean": (f, f), "Sum": (f, f), "Not": (b,), "BitwiseNot": (i,), "Clip": (f, f[1], f[0]),
+            "CastLike": (f, i)}.get(name, (f,) if name in gx._UNARY or name in ("Cast", "Identity") else (f, f))
 
 
-@pytest.mark.parametrize("name", sorted(gx.OPERATORS))
+@pytest.mark.parametrize("name", sorted(set(gx.OPERATORS) - {"Constant"}))  # Constant has no inputs
 def test_every_operator_passes_backend_through(name, monkeypatch):
     requested = []
     real = backends.select
@@ -314,7 +315,7 @@ def test_every_operator_passes_backend_through(name, monkeypatch):
         return real(inputs, out, requested_backend)
 
     monkeypatch.setattr(backends, "select", spy)
-    kwargs = {"direction": "LEFT"} if name == "BitShift" else {}
+    kwargs = {"BitShift": {"direction": "LEFT"}, "Cast": {"to": 11}}.get(name, {})
     gx.OPERATORS[name](*_example_inputs(name), backend="numpy", **kwargs)
     assert requested and set(requested) == {"numpy"}
     with pytest.raises(TypeError, match="backend='cuda' needs CUDA arrays"):
@@ -394,8 +395,8 @@ def _single(op, opset=21, domain="", **attributes):
 
 @pytest.mark.parametrize("model,message", [
     (_single("Max", opset=6), r"a Max node is from opset 6; gpubcast runs opset >= 7"),
-    (_model([helper.make_node("Relu", ["a"], ["y"], name="act")], [_info("a", f32, [2])], [_info("y", f32, [2])]),
-     r"does not support the operator 'Relu' \(node 'act' \(Relu\)\); supported operators: Add, And, "),
+    (_model([helper.make_node("Softplus", ["a"], ["y"], name="act")], [_info("a", f32, [2])], [_info("y", f32, [2])]),
+     r"does not support the operator 'Softplus' \(node 'act' \(Softplus\)\); supported operators: Abs, Add, And, "),
 ])
 def test_backend_names_what_it_cannot_run(model, message):
     with pytest.raises(NotImplementedError, match=message):
@@ -488,3 +489,67 @@ def test_functions_on_cupy_arrays():
     np.testing.assert_allclose(result.get(), 0.5 * (a.get() @ b.get()) + np.arange(4), rtol=1e-6)
     np.testing.assert_array_equal(gx.Div(cupy.array([-7, 7], cupy.int32), cupy.array([2, 0], cupy.int32)).get(),
                                   [-3, 0])
+
+
+# --- unary operators, Clip, Cast, CastLike, Identity, Constant ------------------------------
+
+def test_unary_operators_keep_type_and_enforce_constraints():
+    x = np.array([-1.5, 0.25, 4.0], np.float16)
+    assert gx.Exp(x).dtype == np.float16 and gx.Sqrt(x).dtype == np.float16
+    assert np.array_equal(gx.Relu(np.array([-3, 2], np.int8)), np.array([0, 2], np.int8))
+    assert gx.Not(np.array([True, False])).tolist() == [False, True]
+    with pytest.raises(TypeError, match=r"Exp: tensor\(int32\) input \(X\) is not allowed"):
+        gx.Exp(np.array([1, 2], np.int32))
+    with pytest.raises(TypeError, match="Neg"):
+        gx.Neg(np.array([1], np.uint8))
+    with pytest.raises(TypeError, match="Not"):
+        gx.Not(np.array([1.0]))
+
+
+def test_clip_inputs_and_attributes():
+    x = np.array([-2.0, 0.5, 7.0, np.nan], f32)
+    assert np.array_equal(gx.Clip(x, f32(0), f32(1)), np.clip(x, 0, 1), equal_nan=True)
+    assert np.array_equal(gx.Clip(x, None, f32(1)), np.clip(x, None, 1), equal_nan=True)
+    assert np.array_equal(gx.Clip(x, min=-1.0, max=1.0), np.clip(x, -1, 1), equal_nan=True)  # Clip-6
+    assert np.array_equal(gx.Clip(x), x, equal_nan=True)
+    with pytest.raises(TypeError, match="type constraint T"):
+        gx.Clip(x, np.float64(0), None)
+
+
+def test_cast_and_castlike():
+    x = np.array([1.7, -2.2, 0.0], f32)
+    assert np.array_equal(gx.Cast(x, to=6), np.array([1, -2, 0], np.int32))        # TensorProto.INT32
+    assert gx.Cast(x, to=16).dtype == ml_dtypes.bfloat16                                   # BFLOAT16
+    assert gx.Cast(x, to=np.float16).dtype == np.float16
+    assert gx.Cast(x, to=9).tolist() == [True, True, False]
+    assert gx.CastLike(x, np.zeros(1, np.int8)).dtype == np.int8
+    with pytest.raises(TypeError, match="element type 17"):                           # FLOAT8E4M3FN
+        gx.Cast(x, to=17)
+    with pytest.raises(TypeError, match="string"):
+        gx.Cast(x, to=np.str_)
+
+
+def test_identity_and_constant():
+    x = np.arange(3)
+    assert gx.Identity(x) is x
+    assert gx.Constant(value=np.eye(2, dtype=f32)).dtype == f32
+    assert gx.Constant(value_float=2.5).dtype == f32 and gx.Constant(value_ints=[1, 2]).dtype == np.int64
+    with pytest.raises(ValueError, match="exactly one"):
+        gx.Constant(value_float=1.0, value_int=2)
+
+
+def test_backend_runs_a_unary_chain_with_constants_and_omitted_inputs():
+    """y = Clip(Sigmoid(Cast(x, float)) * 2, "", Constant(1.5)): Constant, an omitted middle input."""
+    nodes = [
+        helper.make_node("Cast", ["x"], ["xf"], to=onnx.TensorProto.FLOAT),
+        helper.make_node("Sigmoid", ["xf"], ["s"]),
+        helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(np.array(2.0, f32))),
+        helper.make_node("Mul", ["s", "two"], ["s2"]),
+        helper.make_node("Constant", [], ["hi"], value_float=1.5),
+        helper.make_node("Clip", ["s2", "", "hi"], ["y"]),
+    ]
+    model = _model(nodes, [_info("x", np.int32, [4])], [_info("y", f32, [4])])
+    x = np.array([-3, 0, 1, 5], np.int32)
+    s = (1 / (1 + np.exp(-x.astype(f32)))) * f32(2)
+    (y,) = onnx_backend.prepare(model).run([x])
+    np.testing.assert_allclose(y, np.minimum(s, f32(1.5)), rtol=4 * np.finfo(f32).eps)

@@ -328,6 +328,7 @@ def CastLike(input, target_type, /, *, saturate=1, round_mode="up", backend=None
 def Identity(input, /, *, backend=None):
     """ONNX Identity(input): input itself (any tensor type; sequences and optionals are not supported)."""
     (input,) = constrain("Identity", (input,), ANY, ("input",))
+    backends.select((input,), None, backend)  # the device check every operator makes
     return input
 
 
