@@ -6,7 +6,7 @@ CUDA) execute plans; front ends (this module's NumPy-style functions,
 ``gpubcast.onnx``, ``gpubcast.openvino``) translate.
 """
 
-from . import api, ops
+from . import api, dask_arrays, ops  # noqa: F401 - dask_arrays registers with dispatch (no dask import)
 from .api import *  # noqa: F401,F403  (the generated NumPy-style functions)
 from .api import broadcast_to, cast, clip, expand, prelu, where
 from .dtypes import bfloat16

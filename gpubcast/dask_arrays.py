@@ -46,8 +46,9 @@ from .rules import dim_maps
 
 
 def apply(op: ops.Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=None, out=None,
-          dtype=None, target: int = 0, shape=None):
-    """``dispatch.apply`` for inputs of which at least one is a Dask array; returns a lazy Dask array."""
+          dtype=None, target: int = 0, shape=None, backend=None):
+    """``dispatch.apply`` for inputs of which at least one is a Dask array; returns a lazy Dask array
+    (``backend=`` is not consulted: each chunk runs where it lives)."""
     import dask.array as da
     from dask.array.utils import meta_from_array
     from dask.base import tokenize
@@ -191,3 +192,6 @@ def _apply_block(op_name, dtype, layouts, rank, *blocks):
 def _copy_block(block):
     """A chunk of a broadcast (a read-only, stride-0 view) copied into a new array by gpubcast."""
     return dispatch.apply(ops.get("copy"), (block,), rule="numpy_to", shape=tuple(block.shape))
+
+
+dispatch.defer(lambda x: backends.is_dask_array(x), apply)

@@ -5,6 +5,11 @@
 Front ends (the NumPy-style API, gpubcast.onnx, gpubcast.openvino) only
 translate their arguments into ``apply``.
 
+Deferred inputs: a module whose values stand for arrays computed elsewhere (Dask arrays:
+``dask_arrays``; values traced by ``gpubcast.fuse``: ``fusion``) registers ``defer(claims,
+handler)``; a call with such an input (or ``out=``) goes to ``handler(op, inputs, **options)``
+instead.  Those modules import this one, never the other way round.
+
 Hot path: a backend may offer ``prepare(op, plan, loop dtypes, out dtype)`` returning a runner
 ``f(inputs, out) -> out`` (or None from the runner: take the general path).  When a call on plain
 NumPy arrays that needs no casts or copies is seen a second time, ``apply`` caches that runner
@@ -53,12 +58,12 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
             result = runner(inputs, out)
             if result is not None:
                 return result
+    for claims, handler in _DEFERRED:
+        if any(claims(x) for x in inputs) or out is not None and claims(out):
+            return handler(op, inputs, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out, dtype=dtype,
+                           backend=backend, target=target, shape=shape)
     if out is not None:
         out = _checked_out(op, out)
-    if any(backends.is_dask_array(x) for x in inputs):
-        from . import dask_arrays
-        return dask_arrays.apply(op, inputs, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out,
-                                 dtype=dtype, target=target, shape=shape)
     be = backends.select(inputs, out, backend)
     arrays = [x if _dt.is_python_scalar(x) or be.owns(x) else be.asarray(x) for x in inputs]
     types = tuple(_dt.weak_type(x) for x in arrays)
@@ -109,6 +114,16 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
     else:
         be.execute(op, p, arrays, out)
     return out
+
+
+#: (claims(x) -> bool, handler(op, inputs, **options)) of the modules that take calls over (docstring)
+_DEFERRED: list = []
+
+
+def defer(claims, handler) -> None:
+    """Have ``handler`` compute every call with an input (or ``out=``) that ``claims`` (see the module
+    docstring)."""
+    _DEFERRED.append((claims, handler))
 
 
 def _execute_objects(be, op, p, arrays, out):
@@ -171,8 +186,6 @@ def _checked_out(op: Op, out):
             raise ValueError(f"{op.name}: the out= tuple must hold exactly one array (the op has one "
                              f"output), got {len(out)} entries")
         (out,) = out
-    if backends.is_dask_array(out):
-        return out  # refused with the Dask path's own message
     if not (isinstance(out, np.ndarray) or backends.is_cuda_array(out)):
         raise TypeError(f"{op.name}: out= must be an array (numpy.ndarray, or a CUDA array for CUDA inputs), "
                         f"got {type(out).__name__} {out!r:.40}; pass e.g. numpy.empty(shape, dtype), or "
