@@ -94,7 +94,7 @@ def _numba_typeable(dt: np.dtype) -> bool:
 class Spec:
     """How one (op, loop dtypes, output dtype) runs: row kind, raw types, views."""
 
-    kind: str                      # unary | binary | where | variadic | move
+    kind: str                      # unary | binary | where | variadic | move | fused
     make_row: object               # () -> compiled row function (numba cfunc)
     raws: tuple                    # raw NumPy types of the operands, output last
     views: tuple                   # per operand: dtype to view the array as first, or None
@@ -286,6 +286,32 @@ class NumbaBackend(HostArrays):
             raise ValueError("output array is read-only")
         run(spec, self.meta(p, spec), addrs, p.size)
 
+    def execute_fused(self, program, p, inputs, out) -> bool:
+        """Run fused ``program`` (``gpubcast.fusion``) over plan ``p`` of its leaves ``inputs`` into
+        ``out`` with one generated row function (``numba_fused``); False if a dtype has no raw type."""
+        from . import numba_fused
+        dtypes = tuple(x.dtype for x in inputs) + (out.dtype,)
+        if any(_dt.kind(d) not in "biufc" for d in dtypes):
+            return False
+        raws = tuple(_raw(d)[0] for d in dtypes)
+        views = tuple(_view(d, r) for d, r in zip(dtypes, raws))
+        probe = Spec("fused", None, raws, views)
+        meta = self.meta(p, probe)
+        key = (program, out.dtype, numba_fused.pattern(meta))
+        spec = self._specs.get(key)
+        if spec is None:
+            classes = key[2]
+            spec = self._specs[key] = Spec("fused", lambda: numba_fused.row_function(
+                program, out.dtype, classes, _raw), raws, views)
+        addrs = []
+        for x, v in zip((*inputs, out), views):
+            addr, writable = (K.address(x) if v is None else (x.__array_interface__["data"][0], x.flags.writeable))
+            addrs.append(addr)
+        if not writable:
+            raise ValueError("output array is read-only")
+        run(spec, meta, addrs, p.size)
+        return True
+
     def prepare(self, op, p, in_dtypes, out_dtype):
         """A runner ``f(inputs, out) -> out`` for repeated calls with plan ``p`` and these dtypes
         (``out`` None: a new array); it returns None when the general path must run instead
@@ -370,7 +396,7 @@ def run(spec: Spec, meta, addrs, size):
 
 
 def _drive(spec, meta, addrs, parallel):
-    if spec.kind == "variadic":
+    if spec.kind in ("variadic", "fused"):
         ptrs = np.array(addrs, dtype=np.int64)
         if parallel:
             return K.drive_n_parallel(spec.row, ptrs, meta, numba.get_num_threads())

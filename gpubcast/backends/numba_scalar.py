@@ -115,6 +115,13 @@ def f32_bits(typingctx, f):
     return types.uint32(types.float32), codegen
 
 
+@intrinsic
+def f64_bits(typingctx, f):
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.uint64(types.float64), codegen
+
+
 def _llvm_float_intrinsic(name, nargs):
     """An intrinsic calling ``llvm.<name>`` on floats of one type (float32 or float64)."""
     def impl(typingctx, *args):
@@ -248,6 +255,37 @@ def float_to_half(v):
 
 
 @register_jitable
+def double_to_half(v):
+    """float64 -> IEEE half bits, rounded once to nearest even (NumPy's npy_doublebits_to_halfbits:
+    a float64 is not rounded to float32 first)."""
+    d = f64_bits(np.float64(v))
+    sign = np.uint16((d & np.uint64(0x8000000000000000)) >> np.uint64(48))
+    de = d & np.uint64(0x7FF0000000000000)
+    if de >= np.uint64(0x40F0000000000000):  # overflow, inf or NaN
+        ds = d & np.uint64(0x000FFFFFFFFFFFFF)
+        if de == np.uint64(0x7FF0000000000000) and ds != np.uint64(0):
+            r = np.uint64(0x7C00) + (ds >> np.uint64(42))
+            if r == np.uint64(0x7C00):
+                r = np.uint64(0x7C01)
+            return np.uint16(sign | np.uint16(r))
+        return np.uint16(sign | np.uint16(0x7C00))
+    if de <= np.uint64(0x3F00000000000000):  # subnormal half or signed zero
+        if de < np.uint64(0x3E60000000000000):
+            return sign
+        e = de >> np.uint64(52)
+        ds = np.uint64(0x0010000000000000) + (d & np.uint64(0x000FFFFFFFFFFFFF))
+        ds = ds << (e - np.uint64(998))
+        if (ds & np.uint64(0x003FFFFFFFFFFFFF)) != np.uint64(0x0010000000000000):
+            ds = ds + np.uint64(0x0010000000000000)
+        return np.uint16(sign + np.uint16(ds >> np.uint64(53)))
+    he = (de - np.uint64(0x3F00000000000000)) >> np.uint64(42)
+    ds = d & np.uint64(0x000FFFFFFFFFFFFF)
+    if (ds & np.uint64(0x000007FFFFFFFFFF)) != np.uint64(0x0000020000000000):
+        ds = ds + np.uint64(0x0000020000000000)
+    return np.uint16(sign + np.uint16(he + (ds >> np.uint64(42))))
+
+
+@register_jitable
 def bfloat16_to_float(h):
     return f32_from_bits(np.uint32(h) << np.uint32(16))
 
@@ -292,6 +330,44 @@ def _encode(codec, v):
     if name == "bfloat16":
         return lambda codec, v: float_to_bfloat16(v)
     return lambda codec, v: v
+
+
+def convert(codec_from, codec_to, x, T):
+    """Raw ``x`` (under ``codec_from``) converted to raw type ``T`` under ``codec_to``, as NumPy's
+    astype (casting='unsafe'): truth for bool, the real part of a complex for reals, float64 ->
+    float16 rounded once, -> bfloat16 through float32 (ml_dtypes); float -> int out of range or NaN
+    is undefined (C's conversion)."""
+    raise NotImplementedError
+
+
+@register_jitable
+def _real_part(v):
+    return v.real
+
+
+@register_jitable
+def _itself(v):
+    return v
+
+
+@overload(convert)
+def _convert(codec_from, codec_to, x, T):
+    source, target = _family(codec_from, x), codec_to.codec
+    if target == "bool":
+        if source == "c":
+            return lambda codec_from, codec_to, x, T: T(_ctruth(x))
+        return lambda codec_from, codec_to, x, T: T(decode(codec_from, x) != 0)
+    if source == "c" and isinstance(T.instance_type, types.Complex):
+        return lambda codec_from, codec_to, x, T: T(x)
+    part = _real_part if source == "c" else _itself
+    if target == "float16":
+        single = codec_from.codec in ("float16", "bfloat16") or x in (types.float32, types.complex64)
+        if single:  # a float32 value: NumPy's float -> half
+            return lambda codec_from, codec_to, x, T: float_to_half(np.float32(part(decode(codec_from, x))))
+        return lambda codec_from, codec_to, x, T: double_to_half(np.float64(part(decode(codec_from, x))))
+    if target == "bfloat16":
+        return lambda codec_from, codec_to, x, T: float_to_bfloat16(np.float32(part(decode(codec_from, x))))
+    return lambda codec_from, codec_to, x, T: T(part(decode(codec_from, x)))
 
 
 # --- helpers over computed values -----------------------------------------------------------------

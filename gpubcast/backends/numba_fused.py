@@ -1,0 +1,157 @@
+"""Row functions generated from a fused program (``gpubcast.fusion.Program``): a whole chain of ops
+in one pass over the output.
+
+The generated function has the row contract of ``numba_kernels`` (``row(ptrs, offs, strides, nops,
+n, m, scratch)``; operands: the program's leaves, then the output) and runs under its drivers
+(``drive_n``: any number of operands; slabs, threads, staging, non-temporal stores as for the
+built-in ops).  Per element it loads every leaf, computes each step with the registry op's scalar
+function (``numba_scalar``: ``UNARY``, ``SCALAR``, ``VARIADIC``; NumPy's values in each step's loop
+dtype), converts between steps of different dtypes as ``dispatch`` converts inputs
+(``numba_scalar.convert``), and stores the result.
+
+Each step's value is truncated to its raw type (``R(...)``): the scalar functions may compute in a
+wider type (Numba widens small integers), and the unfused chain stores every intermediate.
+
+Two loops per row: one specialised on the pattern of inner strides the plan was compiled for
+(unit-stride leaves indexed by ``k``, stride-0 leaves loaded once per row: LLVM vectorises it),
+taken when the strides the driver passes match it, and a general strided loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from . import numba_kernels as K
+from . import numba_scalar as S
+from .numba_cache import cfunc
+
+#: a row's inner stride class per operand: unit, zero, or any other
+UNIT, ZERO, STRIDED = "u", "z", "s"
+
+
+def pattern(meta) -> str:
+    """The inner stride class of every operand (leaves, then the output) under driver ``meta``
+    (a staged transposed input is read with unit stride)."""
+    nd, nops = int(meta[K.H_ND]), int(meta[K.H_NOPS])
+    tiled = int(meta[K.H_TRANSPOSED]) - 1
+    out = []
+    for k in range(nops):
+        s = int(meta[K.HEADER + nd + k * nd + nd - 1])
+        out.append(UNIT if s == 1 or k == tiled else ZERO if s == 0 else STRIDED)
+    return "".join(out)
+
+
+def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
+    """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``."""
+    names: dict = {"load": K.load, "store": K.store, "I64": np.int64, "convert": S.convert}
+    leaves = [leaf.dtype for leaf, _ in program.leaves]
+    L = len(leaves)
+
+    def typename(dt):
+        key = str(np.dtype(dt)).replace("[", "_").replace("]", "")
+        r, c = raw(np.dtype(dt))
+        names[f"R_{key}"], names[f"C_{key}"] = r, c
+        return f"R_{key}", f"C_{key}"
+
+    def function(table, op_name, prefix):
+        name = f"{prefix}_{op_name}"
+        names[name] = table[op_name]
+        return name
+
+    def body(fast: bool) -> list[str]:
+        """Lines computing and storing element k of a row: in the loop specialised on ``classes``
+        (stride-0 leaves loaded before it), or in the general one."""
+        def indexed(k):
+            cls = classes[k] if fast else STRIDED
+            return f"o{k} + k" if cls == UNIT else f"o{k}" if cls == ZERO else f"o{k} + k * s{k}"
+        lines = [f"a{k} = load(p{k}, {indexed(k)}, {typename(dt)[0]})" for k, dt in enumerate(leaves)
+                 if not (fast and classes[k] == ZERO)]
+        dtypes = []   # dtype of each step's value
+        for j, (node, refs) in enumerate(program.steps):
+            args = []
+            for i, (kind, k) in enumerate(refs):
+                src = leaves[k] if kind == "leaf" else dtypes[k]
+                name = f"a{k}" if kind == "leaf" else f"v{k}"
+                want = node.loop[i]
+                if np.dtype(src) != np.dtype(want):
+                    (_, cs), (rw, cw) = typename(src), typename(want)
+                    name = f"convert({cs}, {cw}, {name}, {rw})"
+                args.append(name)
+            natural = np.dtype(node.op.resolve(node.loop)[1])
+            rn, cl = typename(natural)
+            _, c = typename(node.loop[0] if node.op.kind != "ternary" else node.loop[1])
+            op, kind = node.op, node.op.kind
+            if op.name == "cast":
+                expr = args[0]
+                natural = np.dtype(node.loop[0])
+            elif kind == "unary":
+                expr = f"{rn}({function(S.UNARY, op.name, 'U')}({c}, {args[0]}))"
+            elif kind == "binary":
+                # NumPy's inner loop where the second operand is one value along the row (power)
+                constant = fast and refs[1][0] == "leaf" and classes[refs[1][1]] == ZERO
+                f = function(S.SCALAR_SECOND_CONSTANT, op.name, "Y") if constant and \
+                    op.name in S.SCALAR_SECOND_CONSTANT else function(S.SCALAR, op.name, "B")
+                expr = f"{rn}({f}({c}, {args[0]}, {args[1]}))"
+            elif kind == "ternary":  # where: the condition converted to bool (raw 0/1)
+                expr = f"{args[1]} if {args[0]} != 0 else {args[2]}"
+            elif kind == "variadic":
+                step, finish = S.VARIADIC[op.name]
+                names[f"V_{op.name}"], names[f"F_{op.name}"] = step, finish
+                acc = args[0]
+                for a in args[1:]:
+                    acc = f"{rn}(V_{op.name}({c}, {acc}, {a}))"
+                expr = f"{rn}(F_{op.name}({c}, {acc}, {len(args)}))"
+            elif kind == "quaternary":  # axpby: alpha * x + beta * y, each product rounded
+                mul, add = function(S.SCALAR, "multiply", "B"), function(S.SCALAR, "add", "B")
+                expr = (f"{rn}({add}({c}, {rn}({mul}({c}, {args[0]}, {args[1]})), "
+                        f"{rn}({mul}({c}, {args[2]}, {args[3]}))))")
+            else:  # move: the value itself
+                expr = args[0]
+            if natural != node.dtype:  # the call's dtype= cast the op's result
+                (_, cn), (rd, cd) = typename(natural), typename(node.dtype)
+                expr = f"convert({cn}, {cd}, {expr}, {rd})"
+            lines.append(f"v{j} = {expr}")
+            dtypes.append(node.dtype)
+        kind, k = program.result
+        value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}", leaves[k])
+        ro, co = typename(out_dtype)
+        if np.dtype(src) != np.dtype(out_dtype):
+            value = f"convert({typename(src)[1]}, {co}, {value}, {ro})"
+        lines.append(f"store(po, {indexed(L)}, {value}, {ro})")
+        return lines
+
+    head = ["def row(ptrs, offs, strides, nops, n, m, scratch):"]
+    for k in range(L + 1):
+        p = "po" if k == L else f"p{k}"
+        head.append(f"    {p} = load(ptrs, {k}, I64)")
+        head.append(f"    s{k} = load(strides, {k}, I64)")
+        head.append(f"    r{k} = load(strides, nops + {k}, I64)")
+    head.append("    for i in range(m):")
+    for k in range(L + 1):
+        head.append(f"        o{k} = load(offs, {k}, I64) + i * r{k}")
+    fast = " and ".join(f"s{k} == {1 if c == UNIT else 0}" for k, c in enumerate(classes) if c != STRIDED) or "True"
+    head.append(f"        if {fast}:")
+    for k, dt in enumerate(leaves):
+        if classes[k] == ZERO:
+            head.append(f"            a{k} = load(p{k}, o{k}, {typename(dt)[0]})")
+    head.append("            for k in range(n):")
+    head += [f"                {line}" for line in body(True)]
+    head.append("        else:")
+    head.append("            for k in range(n):")
+    head += [f"                {line}" for line in body(False)]
+    return "\n".join(head) + "\n", names
+
+
+def row_function(program, out_dtype, classes: str, raw):
+    """The compiled row function of ``program`` storing ``out_dtype``, its fast loop specialised on
+    ``classes`` (see ``pattern``); kept in gpubcast's cache under the hash of its source."""
+    text, names = source(program, out_dtype, classes, raw)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    identity = f"fused_row-{digest}"
+    scope = dict(names)
+    exec(compile(text, f"<gpubcast fused {digest}>", "exec"), scope)  # noqa: S102 - generated above
+    fn = scope["row"]
+    fn.__name__ = fn.__qualname__ = identity.replace("-", "_")
+    return cfunc(K.ROW_SIGNATURE, fn, identity, **K.JIT)

@@ -1,0 +1,429 @@
+"""``gpubcast.fuse``: a chain of broadcasting ops traced once, planned once, run as one pass.
+
+    @gpubcast.fuse
+    def scale_shift(a, x, b):
+        return a * x + b                       # gpubcast functions, Python operators, scalars
+
+    y = scale_shift(a, x, b)                   # one pass over y (Numba backend): no temporaries
+
+Tracing (this module is a front end): ``f`` runs once per signature -- each array argument's
+dtype and shape, each Python scalar argument's value, and the backend -- with ``Traced`` values
+in place of its array arguments (scalars are passed as they are: Python's own arithmetic on them
+stays Python's; their values reach the pass as 0-d operands, so a new value retraces, it does not
+recompile).  Every gpubcast call that meets a
+``Traced`` value comes here through ``dispatch.defer`` and becomes a ``Node`` of the graph, with
+the dtypes that call would have (``dispatch.resolve_types``: NumPy 2's rules, weak Python
+scalars) and the shape the planner gives it (``dispatch.plan_for`` on the operands' shapes:
+every rule set, ``axis``, ``axes_mapping``, data movement's target shape).
+
+Planning: an operand reaches a node's output through the dim map of that node's rule; composing
+the maps from an output back to the leaves gives each leaf use (an argument, or a constant) the
+output dim each of its dims walks, or none (broadcast).  A call turns those into element
+strides of the actual arrays and one ``BroadcastPlan`` of the output (the planner's coalescing,
+operand classes, index width).  A value used under two different maps is computed once per map
+(a broadcast intermediate is recomputed along the dims it is broadcast over).
+
+Execution: on the Numba backend, one row function generated from the graph per output
+(``backends.numba_fused``), run by the usual drivers; elsewhere (NumPy reference, CUDA, Dask)
+the graph is evaluated op by op through ``dispatch.apply`` -- the unfused chain, the same values.
+
+Values: equal to the unfused chain (each node computes in its own loop dtype, converted as
+``dispatch`` converts inputs), except that a float -> integer conversion of a value out of
+range (``cast``) is undefined, as in C.  Outputs are new arrays (or ``out=``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import api, backends, dispatch, ops
+from . import dtypes as _dt
+from .plan import c_strides, plan as make_plan
+
+#: traces kept per fused function (each Python scalar value is its own signature)
+MAX_TRACES = 256
+
+
+@dataclass(frozen=True)
+class Node:
+    """One op call of the traced function."""
+    op: ops.Op
+    inputs: tuple             # value ids, in the call's operand order
+    loop: tuple               # the loop dtype of each input
+    dtype: np.dtype           # the output dtype
+    shape: tuple              # the output shape
+    maps: tuple               # per input: for each of its dims, the output dim it walks, or None
+
+
+@dataclass(frozen=True, eq=False)
+class Leaf:
+    """An operand of the fused pass: array argument ``arg``, or the 0-d constant ``value`` (a
+    Python scalar or NumPy scalar of the trace, converted to the loop dtype that used it)."""
+    dtype: np.dtype
+    shape: tuple
+    arg: int | None = None
+    value: object = None
+
+
+class Graph:
+    """The values of one trace: leaves and nodes, by id (``Traced.vid``)."""
+
+    def __init__(self):
+        self.values: list = []
+
+    def add(self, v) -> int:
+        self.values.append(v)
+        return len(self.values) - 1
+
+
+class Traced:
+    """An array value inside a traced function: gpubcast calls on it add nodes to its graph."""
+
+    __array_priority__ = 1000          # NumPy defers its operators to ours
+    __array_ufunc__ = None             # a NumPy ufunc on it is an error, not an object array
+
+    def __init__(self, graph: Graph, vid: int, dtype: np.dtype, shape: tuple):
+        self.graph, self.vid, self.dtype, self.shape = graph, vid, np.dtype(dtype), tuple(shape)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __repr__(self):
+        return f"Traced({self.dtype}, {self.shape})"
+
+    def __bool__(self):
+        raise TypeError("the truth value of a traced array is not known while gpubcast.fuse traces; "
+                        "use gpubcast.where(cond, x, y) instead of if/else on array values")
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def astype(self, dtype):
+        return api.cast(self, dtype)
+
+    def __neg__(self):
+        return api.negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return api.abs(self)
+
+    def __invert__(self):
+        return api.bitwise_not(self)
+
+
+def _operator(name: str, reflected: bool):
+    op = ops.get(name)
+
+    def method(self, other):
+        return dispatch.apply(op, (other, self) if reflected else (self, other))
+    return method
+
+
+for _dunder, _name in {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+                       "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
+                       "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift",
+                       "rshift": "right_shift"}.items():
+    setattr(Traced, f"__{_dunder}__", _operator(_name, False))
+    setattr(Traced, f"__r{_dunder}__", _operator(_name, True))
+for _dunder, _name in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+                       "eq": "equal", "ne": "not_equal"}.items():
+    setattr(Traced, f"__{_dunder}__", _operator(_name, False))
+Traced.__hash__ = None
+
+
+# --- tracing: dispatch hands every call on a Traced value here ----------------------------------------
+
+def _is_traced(x) -> bool:
+    return type(x) is Traced
+
+
+def _record(op, inputs, *, rule, axis, axes_mapping, out, dtype, backend, target, shape):
+    graph = next(x.graph for x in inputs if type(x) is Traced)
+    if out is not None:
+        raise TypeError(f"{op.name}: out= inside a fused function is not supported; return the value and "
+                        f"pass out= to the fused call")
+    values = []
+    for x in inputs:
+        if type(x) is Traced:
+            if x.graph is not graph:
+                raise TypeError(f"{op.name}: a traced value of another gpubcast.fuse call")
+            values.append(x)
+        elif _dt.is_python_scalar(x) or isinstance(x, np.generic) or isinstance(x, np.ndarray) and x.ndim == 0:
+            values.append(x)
+        else:
+            raise TypeError(f"{op.name}: a fused function computes on its arguments, Python scalars and 0-d "
+                            f"constants; pass this {type(x).__name__} of shape {getattr(x, 'shape', '?')} as an "
+                            f"argument of the fused function")
+    types = tuple(x.dtype if type(x) is Traced else _dt.weak_type(x) for x in values)
+    loop, out_dtype = dispatch.resolve_types(op, types, dtype)
+    if "comparison" in op.tags and int in types:  # an int beyond the loop dtype compares as +-inf
+        values, loop = dispatch._compare_out_of_range(values, types, loop)
+    ids = [x.vid if type(x) is Traced else graph.add(Leaf(np.dtype(dt), (), value=_constant(op, x, dt)))
+           for x, dt in zip(values, loop)]
+    shapes = [x.shape if type(x) is Traced else () for x in values]
+    p = dispatch.plan_for(shapes, rule, axis, axes_mapping, None, target, shape)
+    maps = tuple(_dim_map(s, st, p.out_shape) for s, st in zip(shapes, p.strides))
+    vid = graph.add(Node(op, tuple(ids), tuple(np.dtype(t) for t in loop), np.dtype(out_dtype),
+                         p.out_shape, maps))
+    return Traced(graph, vid, out_dtype, p.out_shape)
+
+
+dispatch.defer(_is_traced, _record)
+
+
+def _constant(op, x, dt):
+    """A constant of the trace as a 0-d array of its loop dtype (NumPy's conversion and errors)."""
+    if type(x) is int and not _dt.fits(x, dt):
+        raise OverflowError(f"{op.name}: Python integer {x} out of bounds for {dt}")
+    with np.errstate(all="ignore"):
+        return np.asarray(x, dtype=dt)
+
+
+def _dim_map(shape, strides, out_shape) -> tuple:
+    """For each dim of an operand of ``shape`` (C-contiguous), the output dim it walks, or None, read
+    from the planner's strides (a dim of size > 1 has a C stride no other such dim has)."""
+    own = c_strides(shape)
+    where = {s: d for d, s in enumerate(strides) if s}
+    return tuple(where.get(own[e]) if n > 1 else None for e, n in enumerate(shape))
+
+
+# --- the fused function --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Program:
+    """One output of a traced function as a pass over that output: ``leaves`` are the operands
+    (each with, per dim, the output dim it walks), ``steps`` the node instances in evaluation
+    order (``("leaf", k)`` / ``("step", j)`` references), ``result`` the value stored."""
+    leaves: tuple             # (Leaf, dim map)
+    steps: tuple              # (Node, input references)
+    result: tuple             # reference
+    dtype: np.dtype
+    shape: tuple
+
+    def describe(self) -> str:
+        """Everything the program computes, as text (the identity of its compiled code)."""
+        leaves = [(str(leaf.dtype), len(m)) for leaf, m in self.leaves]
+        steps = [(n.op.name, tuple(map(str, n.loop)), str(n.dtype), refs) for n, refs in self.steps]
+        return repr((leaves, steps, self.result, str(self.dtype)))
+
+
+def program_for(graph: Graph, vid: int) -> Program:
+    """The pass computing value ``vid`` of ``graph`` over its own shape."""
+    out = graph.values[vid]
+    leaves, steps, memo = {}, [], {}
+
+    def visit(v, dmap):
+        key = (v, dmap)
+        if key in memo:
+            return memo[key]
+        value = graph.values[v]
+        if isinstance(value, Leaf):
+            ref = ("leaf", leaves.setdefault((value, dmap), len(leaves)))
+        else:
+            refs = []
+            for u, m in zip(value.inputs, value.maps):
+                ushape = graph.values[u].shape
+                refs.append(visit(u, tuple(dmap[d] if d is not None and ushape[e] == value.shape[d] else None
+                                           for e, d in enumerate(m))))
+            steps.append((value, tuple(refs)))
+            ref = ("step", len(steps) - 1)
+        memo[key] = ref
+        return ref
+
+    result = visit(vid, tuple(range(len(out.shape))))
+    return Program(tuple(sorted(leaves, key=leaves.get)), tuple(steps), result,
+                   out.dtype, out.shape)
+
+
+class _Trace:
+    """One signature's trace: its programs (one per output) and whether it returned a tuple."""
+
+    def __init__(self, programs, as_tuple: bool):
+        self.programs, self.as_tuple = programs, as_tuple
+
+
+class Fused:
+    """A function traced per signature and run fused (see the module docstring)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._traces: dict = {}
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self):
+        return f"<gpubcast.fuse of {getattr(self.fn, '__qualname__', self.fn)!r}>"
+
+    def __call__(self, *args, out=None, backend=None):
+        key = (tuple(map(_signature, args)), backend)
+        trace = self._traces.get(key)
+        if trace is None:
+            if len(self._traces) >= MAX_TRACES:
+                self._traces.clear()
+            trace = self._traces[key] = self._trace(args)
+        n = len(trace.programs)
+        outs = (None,) * n if out is None else out if isinstance(out, tuple) else (out,)
+        if len(outs) != n:
+            raise ValueError(f"{self!r}: out= holds {len(outs)} array(s) but the function returns {n}")
+        if any(backends.is_dask_array(x) for x in args):
+            results = [evaluate(p, args, o, backend) for p, o in zip(trace.programs, outs)]
+        else:
+            be = backends.select([a for a in args if not _dt.is_python_scalar(a)], outs[0], backend)
+            results = [_run(be, p, _operands(p, args, be), o) for p, o in zip(trace.programs, outs)]
+        return tuple(results) if trace.as_tuple else results[0]
+
+    def _trace(self, args) -> _Trace:
+        graph = Graph()
+        traced = []
+        for i, a in enumerate(args):
+            if _dt.is_python_scalar(a):
+                traced.append(a)
+            elif hasattr(a, "dtype") and hasattr(a, "shape"):
+                traced.append(Traced(graph, graph.add(Leaf(np.dtype(a.dtype), tuple(a.shape), arg=i)), a.dtype,
+                                     tuple(a.shape)))
+            else:
+                raise TypeError(f"{self!r}: argument {i} is a {type(a).__name__}; pass arrays or Python scalars")
+        result = self.fn(*traced)
+        as_tuple = isinstance(result, tuple)
+        outputs = result if as_tuple else (result,)
+        vids = []
+        for r in outputs:
+            if type(r) is not Traced:
+                raise TypeError(f"{self!r}: a fused function returns the arrays it computes (or a tuple of "
+                                f"them), not {type(r).__name__}")
+            vids.append(r.vid)
+        return _Trace([program_for(graph, v) for v in vids], as_tuple)
+
+
+def _signature(a):
+    if _dt.is_python_scalar(a):
+        return type(a), a
+    return type(a), a.dtype, tuple(a.shape)
+
+
+def fuse(fn=None):
+    """``fn`` (Python calling gpubcast functions and operators) traced and run as one pass per
+    output; as a decorator or ``gpubcast.fuse(fn)(*args)``.  The fused function takes arrays and
+    Python scalars, and ``out=`` (an array, or a tuple for a tuple of results) and ``backend=``."""
+    if fn is None:
+        return fuse
+    return Fused(fn)
+
+
+# --- running a program ---------------------------------------------------------------------------------
+
+def _operands(p: Program, args, be) -> list:
+    """The program's leaves as arrays of ``be`` (Python scalar arguments as 0-d arrays of their
+    loop dtype, with NumPy's overflow error)."""
+    arrays = []
+    for leaf, _ in p.leaves:
+        x = leaf.value if leaf.value is not None else args[leaf.arg]
+        if isinstance(x, np.generic):  # a NumPy scalar argument: a 0-d array (a host value on a GPU)
+            x = np.asarray(x)
+        elif not be.owns(x) and x.ndim:
+            x = be.asarray(x)
+        arrays.append(x)
+    return arrays
+
+
+def strides_on_output(p: Program, arrays) -> list:
+    """Each leaf's element strides over the program's output dims (0 where it is broadcast)."""
+    out = []
+    for (leaf, dmap), x in zip(p.leaves, arrays):
+        strides = [0] * len(p.shape)
+        own = [s // x.itemsize for s in x.strides] if getattr(x, "ndim", 0) else []
+        for e, d in enumerate(dmap):
+            if d is not None:
+                strides[d] = own[e]
+        out.append(tuple(strides))
+    return out
+
+
+class _View:
+    """An operand as the planner reads it: the output's shape with the leaf's byte strides."""
+
+    def __init__(self, shape, strides, itemsize):
+        self.shape, self.strides, self.itemsize = shape, strides, itemsize
+
+
+def output_plan(p: Program, arrays, out):
+    """The BroadcastPlan of one fused pass: every leaf's strides onto the program's output."""
+    views = [_View(p.shape, tuple(s * x.itemsize for s in st), x.itemsize)
+             for x, st in zip(arrays, strides_on_output(p, arrays))]
+    return make_plan(*views, rule="none", out=out)
+
+
+def _run(be, p: Program, arrays, out):
+    """One pass on a backend that fuses (``execute_fused(program, plan, operands, out)``, False where it
+    cannot), else the program op by op through ``dispatch.apply``: the same values."""
+    run = getattr(be, "execute_fused", None)
+    if run is None or not all(_dt.kind(x.dtype) in "biufc" for x in arrays):
+        return evaluate(p, arrays, out, be.name, leaves_given=True)
+    if out is None:
+        out = be.empty(p.shape, p.dtype)
+    else:
+        out = dispatch._checked_out(ops.get("copy"), out)
+        if tuple(out.shape) != p.shape:
+            raise ValueError(f"out= has shape {tuple(out.shape)}, but the fused result has shape {p.shape}")
+        if not np.can_cast(p.dtype, out.dtype, casting="same_kind"):
+            raise TypeError(f"cannot write {p.dtype} results into an out= array of {out.dtype} (casting rule "
+                            f"'same_kind')")
+    plan = output_plan(p, arrays, out)
+    if plan.size and not run(p, plan, arrays, out):
+        return evaluate(p, arrays, out, be.name, leaves_given=True)
+    return out
+
+
+def evaluate(p: Program, args, out=None, backend=None, leaves_given: bool = False):
+    """Run the program's steps one op at a time through ``dispatch.apply`` (any backend, Dask)."""
+    def arg(k):
+        leaf, _ = p.leaves[k]
+        return args[k] if leaves_given else (leaf.value if leaf.value is not None else args[leaf.arg])
+
+    values = []
+    for node, refs in p.steps:
+        inputs = [arg(k) if kind == "leaf" else values[k] for kind, k in refs]
+        inputs = [x if getattr(x, "dtype", None) == dt else _convert(x, dt, backend) for x, dt in zip(inputs, node.loop)]
+        values.append(_apply_node(node, inputs, backend))
+    kind, k = p.result
+    result = values[k] if kind == "step" else arg(k)
+    if out is None:
+        return result if kind == "step" else api.cast(result, p.dtype, backend=backend)
+    return api.cast(result, out.dtype, out=out, backend=backend)
+
+
+def _convert(x, dt, backend):
+    return api.cast(x, dt, backend=backend) if getattr(x, "ndim", 0) else np.asarray(x).astype(dt)
+
+
+def natural_dtype(node: Node) -> np.dtype:
+    """The dtype the node's op gives on its loop dtypes (``node.dtype`` differs where the call's
+    ``dtype=`` cast the result)."""
+    return np.dtype(node.op.resolve(node.loop)[1])
+
+
+def _apply_node(node: Node, inputs, backend):
+    """The node's op on its inputs under their own dim maps, as broadcasting views: each input
+    reshaped to the node's output rank (maps as ``rule='numpy'``) -- the op's own rule was applied
+    when the trace was planned."""
+    aligned = []
+    for x, m in zip(inputs, node.maps):
+        shape = [1] * len(node.shape)
+        for e, d in enumerate(m):
+            if d is not None:
+                shape[d] = x.shape[e]
+        aligned.append(x.reshape(shape) if getattr(x, "ndim", 0) else x)
+    if node.op.kind == "move":
+        return dispatch.apply(node.op, aligned, rule="numpy_to", backend=backend, shape=node.shape)
+    result = dispatch.apply(node.op, aligned, backend=backend, dtype=None if natural_dtype(node) == node.dtype
+                            else node.dtype)
+    if tuple(result.shape) != node.shape:  # every input broadcast (or 0-d): grow to the planned shape
+        result = dispatch.apply(ops.get("copy"), (result,), rule="numpy_to", backend=backend, shape=node.shape)
+    return result
