@@ -197,35 +197,42 @@ def _dim_map(shape, strides, out_shape) -> tuple:
 
 # --- the fused function --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Program:
-    """One output of a traced function as a pass over that output: ``leaves`` are the operands
-    (each with, per dim, the output dim it walks), ``steps`` the node instances in evaluation
-    order (``("leaf", k)`` / ``("step", j)`` references), ``result`` the value stored."""
+    """One output of a traced function as a pass over that output: ``leaves`` are its array
+    operands (each with, per dim, the output dim it walks), ``constants`` its 0-d values (one block
+    of 16-byte slots, ``constant_block``), ``steps`` the node instances in evaluation order
+    (references ``("leaf", k)``, ``("const", k)``, ``("step", j)``), ``result`` the value stored."""
     leaves: tuple             # (Leaf, dim map)
+    constants: tuple          # 0-d arrays, each of the loop dtype that reads it
     steps: tuple              # (Node, input references)
     result: tuple             # reference
     dtype: np.dtype
     shape: tuple
 
-    def describe(self) -> str:
-        """Everything the program computes, as text (the identity of its compiled code)."""
-        leaves = [(str(leaf.dtype), len(m)) for leaf, m in self.leaves]
-        steps = [(n.op.name, tuple(map(str, n.loop)), str(n.dtype), refs) for n, refs in self.steps]
-        return repr((leaves, steps, self.result, str(self.dtype)))
+    @functools.cached_property
+    def constant_block(self) -> np.ndarray:
+        """The constants' bytes, one per 16-byte slot (a kernel operand read at stride 0)."""
+        block = np.zeros(max(1, len(self.constants)), np.complex128)
+        raw = block.view(np.uint8)
+        for i, c in enumerate(self.constants):
+            raw[16 * i:16 * i + c.itemsize] = np.frombuffer(c.tobytes(), np.uint8)
+        return block
 
 
 def program_for(graph: Graph, vid: int) -> Program:
     """The pass computing value ``vid`` of ``graph`` over its own shape."""
     out = graph.values[vid]
-    leaves, steps, memo = {}, [], {}
+    leaves, constants, steps, memo = {}, {}, [], {}
 
     def visit(v, dmap):
         key = (v, dmap)
         if key in memo:
             return memo[key]
         value = graph.values[v]
-        if isinstance(value, Leaf):
+        if isinstance(value, Leaf) and value.value is not None:
+            ref = ("const", constants.setdefault(value, len(constants)))
+        elif isinstance(value, Leaf):
             ref = ("leaf", leaves.setdefault((value, dmap), len(leaves)))
         else:
             refs = []
@@ -239,7 +246,8 @@ def program_for(graph: Graph, vid: int) -> Program:
         return ref
 
     result = visit(vid, tuple(range(len(out.shape))))
-    return Program(tuple(sorted(leaves, key=leaves.get)), tuple(steps), result,
+    return Program(tuple(sorted(leaves, key=leaves.get)),
+                   tuple(c.value for c in sorted(constants, key=constants.get)), tuple(steps), result,
                    out.dtype, out.shape)
 
 
@@ -256,12 +264,20 @@ class Fused:
     def __init__(self, fn):
         self.fn = fn
         self._traces: dict = {}
+        self._fast: dict = {}         # call key -> runner, or _SEEN_ONCE (as dispatch's hot path)
         functools.update_wrapper(self, fn)
 
     def __repr__(self):
         return f"<gpubcast.fuse of {getattr(self.fn, '__qualname__', self.fn)!r}>"
 
     def __call__(self, *args, out=None, backend=None):
+        fast = _fast_key(args, out, backend)
+        if fast is not None:
+            runner = self._fast.get(fast)
+            if runner is not None and runner is not _SEEN_ONCE:
+                result = runner(args, out)
+                if result is not None:
+                    return result
         key = (tuple(map(_signature, args)), backend)
         trace = self._traces.get(key)
         if trace is None:
@@ -277,7 +293,29 @@ class Fused:
         else:
             be = backends.select([a for a in args if not _dt.is_python_scalar(a)], outs[0], backend)
             results = [_run(be, p, _operands(p, args, be), o) for p, o in zip(trace.programs, outs)]
+            if fast is not None and n == 1:
+                self._remember(fast, be, trace.programs[0], args, out)
         return tuple(results) if trace.as_tuple else results[0]
+
+    def _remember(self, fast, be, p: Program, args, out):
+        """A call seen twice gets a runner (``backend.prepare_fused``) kept under its key."""
+        if self._fast.get(fast) is not _SEEN_ONCE:
+            if len(self._fast) >= MAX_TRACES:
+                self._fast.clear()
+            self._fast[fast] = _SEEN_ONCE
+            return
+        prepare = getattr(be, "prepare_fused", None)
+        arrays = _operands(p, args, be)
+        runner = None
+        if prepare is not None and all(type(x) is np.ndarray for x in arrays):
+            base = prepare(p, output_plan(p, arrays, out), tuple(x.dtype for x in arrays), p.dtype
+                           if out is None else out.dtype)
+            if base is not None:
+                picks = tuple(leaf.arg for leaf, _ in p.leaves)
+
+                def runner(args, out):
+                    return base([args[i] for i in picks], out)
+        self._fast[fast] = runner or _no_runner
 
     def _trace(self, args) -> _Trace:
         graph = Graph()
@@ -302,6 +340,32 @@ class Fused:
         return _Trace([program_for(graph, v) for v in vids], as_tuple)
 
 
+def _SEEN_ONCE(args, out):
+    return None
+
+
+def _no_runner(args, out):
+    return None
+
+
+def _fast_key(args, out, backend):
+    """The hot-path key of a call on NumPy arrays and Python scalars (None for anything else)."""
+    key = [backend]
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key += (a.dtype, a.shape, a.strides)
+        elif t in (float, int, bool, complex):
+            key += (t, a)
+        else:
+            return None
+    if out is not None:
+        if type(out) is not np.ndarray:
+            return None
+        key += (out.dtype, out.shape, out.strides)
+    return tuple(key)
+
+
 def _signature(a):
     if _dt.is_python_scalar(a):
         return type(a), a
@@ -324,7 +388,7 @@ def _operands(p: Program, args, be) -> list:
     loop dtype, with NumPy's overflow error)."""
     arrays = []
     for leaf, _ in p.leaves:
-        x = leaf.value if leaf.value is not None else args[leaf.arg]
+        x = args[leaf.arg]
         if isinstance(x, np.generic):  # a NumPy scalar argument: a 0-d array (a host value on a GPU)
             x = np.asarray(x)
         elif not be.owns(x) and x.ndim:
@@ -357,12 +421,15 @@ def output_plan(p: Program, arrays, out):
     """The BroadcastPlan of one fused pass: every leaf's strides onto the program's output."""
     views = [_View(p.shape, tuple(s * x.itemsize for s in st), x.itemsize)
              for x, st in zip(arrays, strides_on_output(p, arrays))]
+    if p.constants:  # the constant block: read at stride 0 (the last operand before the output)
+        views.append(_View(p.shape, (0,) * len(p.shape), 16))
     return make_plan(*views, rule="none", out=out)
 
 
 def _run(be, p: Program, arrays, out):
-    """One pass on a backend that fuses (``execute_fused(program, plan, operands, out)``, False where it
-    cannot), else the program op by op through ``dispatch.apply``: the same values."""
+    """One pass on a backend that fuses (``execute_fused(program, plan, operands, out)``: the plan's
+    operands are the leaves, then ``program.constant_block`` if the program has constants; False
+    where it cannot), else the program op by op through ``dispatch.apply``: the same values."""
     run = getattr(be, "execute_fused", None)
     if run is None or not all(_dt.kind(x.dtype) in "biufc" for x in arrays):
         return evaluate(p, arrays, out, be.name, leaves_given=True)
@@ -383,17 +450,18 @@ def _run(be, p: Program, arrays, out):
 
 def evaluate(p: Program, args, out=None, backend=None, leaves_given: bool = False):
     """Run the program's steps one op at a time through ``dispatch.apply`` (any backend, Dask)."""
-    def arg(k):
-        leaf, _ = p.leaves[k]
-        return args[k] if leaves_given else (leaf.value if leaf.value is not None else args[leaf.arg])
+    def value(kind, k):
+        if kind == "leaf":
+            return args[k] if leaves_given else args[p.leaves[k][0].arg]
+        return p.constants[k] if kind == "const" else values[k]
 
     values = []
     for node, refs in p.steps:
-        inputs = [arg(k) if kind == "leaf" else values[k] for kind, k in refs]
+        inputs = [value(kind, k) for kind, k in refs]
         inputs = [x if getattr(x, "dtype", None) == dt else _convert(x, dt, backend) for x, dt in zip(inputs, node.loop)]
         values.append(_apply_node(node, inputs, backend))
     kind, k = p.result
-    result = values[k] if kind == "step" else arg(k)
+    result = value(kind, k)
     if out is None:
         return result if kind == "step" else api.cast(result, p.dtype, backend=backend)
     return api.cast(result, out.dtype, out=out, backend=backend)

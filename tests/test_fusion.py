@@ -213,3 +213,30 @@ def test_allocates_only_the_output():
     tracemalloc.stop()
     assert y.nbytes == 4_000_000
     assert peak < 1.2 * y.nbytes, peak      # unfused: 5 temporaries of 4 MB
+
+
+def test_hot_path_calls_equal_the_first():
+    """From the second call with one signature a prepared runner runs: same values, out= included,
+    and misaligned or overlapping operands still go the general way."""
+    f = gb.fuse(lambda x, y: x * y + 1)
+    x, y = _v((20, 30)), _v((30,))
+    want = x * y + 1
+    for _ in range(4):
+        _same(f(x, y), want)
+    out = np.empty((20, 30), np.float32)
+    for _ in range(3):
+        assert f(x, y, out=out) is out
+        _same(out, want)
+    raw = np.zeros(20 * 30 * 4 + 1, np.uint8)
+    mis = raw[1:].view(np.float32).reshape(20, 30)
+    mis[...] = x
+    for _ in range(3):
+        _same(f(mis, y), want)
+    z = x.copy()
+    for _ in range(3):
+        z[...] = x
+        f(z, y, out=z)
+        _same(z, want)
+    big = _v((600, 300))
+    for _ in range(3):  # the parallel runner
+        _same(f(big, y[:1] * np.ones(300, np.float32)), big * (y[:1] * np.ones(300, np.float32)) + 1)

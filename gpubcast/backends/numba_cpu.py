@@ -289,22 +289,14 @@ class NumbaBackend(HostArrays):
     def execute_fused(self, program, p, inputs, out) -> bool:
         """Run fused ``program`` (``gpubcast.fusion``) over plan ``p`` of its leaves ``inputs`` into
         ``out`` with one generated row function (``numba_fused``); False if a dtype has no raw type."""
-        from . import numba_fused
-        dtypes = tuple(x.dtype for x in inputs) + (out.dtype,)
-        if any(_dt.kind(d) not in "biufc" for d in dtypes):
+        if program.constants:
+            inputs = (*inputs, program.constant_block)
+        found = self._fused_spec(program, p, tuple(x.dtype for x in inputs), out.dtype)
+        if found is None:
             return False
-        raws = tuple(_raw(d)[0] for d in dtypes)
-        views = tuple(_view(d, r) for d, r in zip(dtypes, raws))
-        probe = Spec("fused", None, raws, views)
-        meta = self.meta(p, probe)
-        key = (program, out.dtype, numba_fused.pattern(meta))
-        spec = self._specs.get(key)
-        if spec is None:
-            classes = key[2]
-            spec = self._specs[key] = Spec("fused", lambda: numba_fused.row_function(
-                program, out.dtype, classes, _raw), raws, views)
+        spec, meta = found
         addrs = []
-        for x, v in zip((*inputs, out), views):
+        for x, v in zip((*inputs, out), spec.views):
             addr, writable = (K.address(x) if v is None else (x.__array_interface__["data"][0], x.flags.writeable))
             addrs.append(addr)
         if not writable:
@@ -312,17 +304,50 @@ class NumbaBackend(HostArrays):
         run(spec, meta, addrs, p.size)
         return True
 
+    def _fused_spec(self, program, p, dtypes, out_dtype):
+        """(Spec, meta) of a fused program over plan ``p`` (operand dtypes ``dtypes``: the leaves and
+        the constant block), its row function specialised on the inner strides ``meta`` gives."""
+        from . import numba_fused
+        if any(_dt.kind(d) not in "biufc" for d in (*dtypes, out_dtype)):
+            return None
+        raws = tuple(_raw(d)[0] for d in (*dtypes, out_dtype))
+        views = tuple(_view(d, r) for d, r in zip((*dtypes, out_dtype), raws))
+        meta = self.meta(p, Spec("fused", None, raws, views))
+        key = (program, out_dtype, numba_fused.pattern(meta))
+        spec = self._specs.get(key)
+        if spec is None:
+            classes = key[2]
+            spec = self._specs[key] = Spec("fused", lambda: numba_fused.row_function(
+                program, out_dtype, classes, _raw), raws, views)
+        return spec, meta
+
+    def prepare_fused(self, program, p, in_dtypes, out_dtype):
+        """``prepare`` for a fused program (``in_dtypes``: its leaves'); None beyond 3 operands."""
+        block = (program.constant_block,) if program.constants else ()
+        found = self._fused_spec(program, p, (*in_dtypes, *(b.dtype for b in block)), np.dtype(out_dtype))
+        if found is None or len(in_dtypes) + len(block) > 3:
+            return None
+        runner = self._runner(found[0], p, out_dtype, len(in_dtypes) + len(block))
+        if runner is None or not block:
+            return runner
+        return lambda inputs, out: runner((*inputs, *block), out)
+
     def prepare(self, op, p, in_dtypes, out_dtype):
         """A runner ``f(inputs, out) -> out`` for repeated calls with plan ``p`` and these dtypes
         (``out`` None: a new array); it returns None when the general path must run instead
         (misaligned or overlapping operands, read-only output).  None if there is no runner."""
         spec = self.spec(op, in_dtypes, out_dtype)
-        if not p.size or spec is None or spec.kind == "variadic" or any(v is not None for v in spec.views):
+        if spec is None or spec.kind == "variadic":
+            return None
+        return self._runner(spec, p, out_dtype, {"unary": 1, "binary": 2, "where": 3, "move": 1}[spec.kind])
+
+    def _runner(self, spec, p, out_dtype, n_in):
+        """The runner of ``prepare``: ``spec``'s row function over plan ``p``, ``n_in`` (1..3) inputs."""
+        if not p.size or any(v is not None for v in spec.views):
             return None
         meta = self.meta(p, spec)
         shape, size, empty = p.out_shape, p.size, np.empty
         row = spec.row
-        n_in = {"unary": 1, "binary": 2, "where": 3, "move": 1}[spec.kind]
         if _parallel(size):
             launch = (K.launch1, K.launch2, K.launch3)[n_in - 1]
             drive, threads = K.drive_parallel, numba.get_num_threads

@@ -47,7 +47,8 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
     """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``."""
     names: dict = {"load": K.load, "store": K.store, "I64": np.int64, "convert": S.convert}
     leaves = [leaf.dtype for leaf, _ in program.leaves]
-    L = len(leaves)
+    consts = [c.dtype for c in program.constants]
+    L = len(leaves) + bool(consts)   # the operands before the output: leaves, the constant block
 
     def typename(dt):
         key = str(np.dtype(dt)).replace("[", "_").replace("]", "")
@@ -72,8 +73,8 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
         for j, (node, refs) in enumerate(program.steps):
             args = []
             for i, (kind, k) in enumerate(refs):
-                src = leaves[k] if kind == "leaf" else dtypes[k]
-                name = f"a{k}" if kind == "leaf" else f"v{k}"
+                src = {"leaf": leaves, "const": consts, "step": dtypes}[kind][k]
+                name = {"leaf": "a", "const": "c", "step": "v"}[kind] + str(k)
                 want = node.loop[i]
                 if np.dtype(src) != np.dtype(want):
                     (_, cs), (rw, cw) = typename(src), typename(want)
@@ -90,7 +91,7 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
                 expr = f"{rn}({function(S.UNARY, op.name, 'U')}({c}, {args[0]}))"
             elif kind == "binary":
                 # NumPy's inner loop where the second operand is one value along the row (power)
-                constant = fast and refs[1][0] == "leaf" and classes[refs[1][1]] == ZERO
+                constant = refs[1][0] == "const" or fast and refs[1][0] == "leaf" and classes[refs[1][1]] == ZERO
                 f = function(S.SCALAR_SECOND_CONSTANT, op.name, "Y") if constant and \
                     op.name in S.SCALAR_SECOND_CONSTANT else function(S.SCALAR, op.name, "B")
                 expr = f"{rn}({f}({c}, {args[0]}, {args[1]}))"
@@ -115,7 +116,7 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
             lines.append(f"v{j} = {expr}")
             dtypes.append(node.dtype)
         kind, k = program.result
-        value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}", leaves[k])
+        value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}", leaves[k])  # never a constant
         ro, co = typename(out_dtype)
         if np.dtype(src) != np.dtype(out_dtype):
             value = f"convert({typename(src)[1]}, {co}, {value}, {ro})"
@@ -128,12 +129,15 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
         head.append(f"    {p} = load(ptrs, {k}, I64)")
         head.append(f"    s{k} = load(strides, {k}, I64)")
         head.append(f"    r{k} = load(strides, nops + {k}, I64)")
+    for k, dt in enumerate(consts):  # one 16-byte slot each
+        head.append(f"    c{k} = load(p{len(leaves)}, {16 * k // np.dtype(raw(dt)[0]).itemsize}, "
+                    f"{typename(dt)[0]})")
     head.append("    for i in range(m):")
     for k in range(L + 1):
         head.append(f"        o{k} = load(offs, {k}, I64) + i * r{k}")
     fast = " and ".join(f"s{k} == {1 if c == UNIT else 0}" for k, c in enumerate(classes) if c != STRIDED) or "True"
     head.append(f"        if {fast}:")
-    for k, dt in enumerate(leaves):
+    for k, dt in enumerate(leaves):   # leaves one value along the row: loaded once per row
         if classes[k] == ZERO:
             head.append(f"            a{k} = load(p{k}, o{k}, {typename(dt)[0]})")
     head.append("            for k in range(n):")
