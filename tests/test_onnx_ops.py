@@ -553,3 +553,47 @@ def test_backend_runs_a_unary_chain_with_constants_and_omitted_inputs():
     s = (1 / (1 + np.exp(-x.astype(f32)))) * f32(2)
     (y,) = onnx_backend.prepare(model).run([x])
     np.testing.assert_allclose(y, np.minimum(s, f32(1.5)), rtol=4 * np.finfo(f32).eps)
+
+
+def test_backend_fuses_elementwise_chains_with_the_same_values():
+    """y = Relu(Gemm(Sigmoid(x) * w0 + 1, w) - b) with Neg(u) also an output: the chains before and
+    after the Gemm are fused steps (Constant computed in prepare); fuse=False gives the same bits."""
+    w = numpy_helper.from_array(np.eye(3, dtype=f32)[::-1].copy() * 2, "w")
+    b = numpy_helper.from_array(np.array([0.5, -1.0, 2.0], f32), "b")
+    nodes = [
+        helper.make_node("Sigmoid", ["x"], ["s"]),
+        helper.make_node("Constant", [], ["w0"], value_float=3.0),
+        helper.make_node("Mul", ["s", "w0"], ["sw"]),
+        helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array(1.0, f32))),
+        helper.make_node("Add", ["sw", "one"], ["u"]),
+        helper.make_node("Gemm", ["u", "w"], ["g"]),
+        helper.make_node("Sub", ["g", "b"], ["d"]),
+        helper.make_node("Relu", ["d"], ["y"]),
+        helper.make_node("Neg", ["u"], ["nu"]),
+    ]
+    model = _model(nodes, [_info("x", f32, [4, 3])], [_info("y", f32, [4, 3]), _info("nu", f32, [4, 3])],
+                   initializers=[w, b])
+    x = np.random.default_rng(5).standard_normal((4, 3)).astype(f32)
+    fused = onnx_backend.prepare(model)
+    kinds = [s.op_type for s in fused._steps]
+    assert kinds.count("fused") == 2 and "Gemm" in kinds and "Constant" not in kinds, kinds
+    y, nu = fused.run([x])
+    y0, nu0 = onnx_backend.prepare(model, fuse=False).run([x])
+    assert np.array_equal(y, y0) and np.array_equal(nu, nu0)
+    u = (1 / (1 + np.exp(-x))) * f32(3) + f32(1)
+    np.testing.assert_allclose(nu, -u, rtol=4 * np.finfo(f32).eps)
+    want = np.maximum(u @ (np.eye(3, dtype=f32)[::-1] * 2) - np.array([0.5, -1.0, 2.0], f32), 0)
+    np.testing.assert_allclose(y, want, rtol=8 * np.finfo(f32).eps)
+
+
+def test_chains_wait_for_inputs_made_after_they_start():
+    """a = Abs(x); g = Gemm(x, w); z = a + g: the Add cannot join Abs's chain (g is made after it)."""
+    w = numpy_helper.from_array(np.eye(2, dtype=f32), "w")
+    nodes = [helper.make_node("Abs", ["x"], ["a"]), helper.make_node("Exp", ["a"], ["e"]),
+             helper.make_node("Gemm", ["x", "w"], ["g"]), helper.make_node("Add", ["e", "g"], ["z"])]
+    model = _model(nodes, [_info("x", f32, [2, 2])], [_info("z", f32, [2, 2])], initializers=[w])
+    x = np.array([[-1.0, 2.0], [0.5, -3.0]], f32)
+    rep = onnx_backend.prepare(model)
+    assert [s.op_type for s in rep._steps] == ["fused", "Gemm", "Add"]
+    (z,) = rep.run([x])
+    assert np.array_equal(z, onnx_backend.prepare(model, fuse=False).run([x])[0])

@@ -21,6 +21,13 @@ and inputs are copied to the GPU with ``cupy.asarray``, every node computes
 there, and the outputs come back as NumPy arrays.  String tensors stay on the
 host (CuPy has none); a node with a string input computes on the CPU.
 
+Fusion (``prepare(model, fuse=True)``, the default): ``Constant`` nodes are computed once, in
+``prepare``; maximal chains of elementwise nodes (every operator but ``Gemm``, ``Pow``,
+``Constant``) run as one ``gpubcast.fuse`` call each -- one pass per chain output consumed
+elsewhere, no intermediate arrays, the same values.  A chain joins a node only if every other
+input of that node exists before the chain starts, so chains run in the graph's order.
+``fuse=False`` runs node by node.
+
 Semantics are ``gpubcast.onnx``'s, whatever the opset: the latest operator
 versions' type lists (each a superset of the earlier ones) and Mod-28's
 floating-point ``fmod=0``.  Feeds must have the element types the graph
@@ -54,6 +61,9 @@ ATTRIBUTES = {"Mod": ("fmod",), "BitShift": ("direction",), "Gemm": ("alpha", "b
                            "value_strings")}
 #: operators whose omitted optional inputs ("" in the node) are passed as None, wherever they are
 OPTIONAL_INPUTS = {"Clip"}
+#: operators that are not elementwise chains' links: Gemm (a matrix product), Pow (its result is
+#: converted after the op), Constant (computed in prepare)
+NOT_FUSED = {"Gemm", "Pow", "Constant"}
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,66 @@ def _topological(steps, available) -> list[_Step]:
     return order
 
 
+def _chains(steps, graph_outputs) -> list[_Step]:
+    """``steps`` (in topological order) with maximal chains of elementwise steps replaced by one
+    step each, which runs the chain as a ``gpubcast.fuse`` call (see the module docstring)."""
+    position = {o: k for k, s in enumerate(steps) for o in s.outputs}
+    group_of, groups = {}, []       # output name -> group index; groups: [first position, steps]
+    for k, s in enumerate(steps):
+        joined = None
+        if s.op_type not in NOT_FUSED:
+            for g in sorted({group_of[i] for i in s.inputs if i in group_of}, reverse=True):
+                first = groups[g][0]
+                if all(not i or i in groups_outputs(groups[g][1]) or position.get(i, -1) < first for i in s.inputs):
+                    joined = g
+                    break
+        if joined is None:
+            groups.append([k, [s]])
+            joined = len(groups) - 1
+        else:
+            groups[joined][1].append(s)
+        if s.op_type not in NOT_FUSED:
+            for o in s.outputs:
+                group_of[o] = joined
+    used = {i for s in steps for i in s.inputs} | set(graph_outputs)
+    out = []
+    for _, members in groups:
+        if len(members) == 1:
+            out.append(members[0])
+            continue
+        inside = groups_outputs(members)
+        needed = {i for s in members for i in s.inputs if i and i not in inside}
+        reads = tuple(sorted(needed, key=lambda n: position.get(n, -1)))
+        consumed = {i for s in steps if s not in members for i in s.inputs} | set(graph_outputs)
+        writes = tuple(o for s in members for o in s.outputs if o in consumed and o in used)
+        label = f"a fused chain of {len(members)} nodes ({', '.join(s.op_type for s in members)})"
+        out.append(_Step(label, "fused", _fused_chain(members, reads, writes), reads, writes, {}))
+    return out
+
+
+def groups_outputs(members) -> set:
+    return {o for s in members for o in s.outputs}
+
+
+def _fused_chain(members, reads, writes):
+    """The chain as one ``gpubcast.fuse`` function of the values it reads, returning those it writes."""
+    import gpubcast
+
+    def chain(*inputs):
+        values = dict(zip(reads, inputs))
+        for s in members:
+            args = [values[i] if i else None for i in s.inputs]
+            while args and args[-1] is None:
+                args.pop()
+            values[s.outputs[0]] = s.function(*args, **s.attributes)
+        return tuple(values[w] for w in writes)
+    fused = gpubcast.fuse(chain)
+
+    def run(*inputs, backend=None):
+        return fused(*inputs, backend=backend)
+    return run
+
+
 class _Placement:
     """Where a device keeps tensors: NumPy arrays for "CPU"; CuPy arrays for "CUDA" (strings on the host)."""
 
@@ -180,7 +250,8 @@ class _Placement:
 class GpubcastRep(BackendRep):
     """A prepared model: ``run(inputs)`` -> list of NumPy arrays, one per graph output."""
 
-    def __init__(self, model: onnx.ModelProto, device: str = "CPU", gpubcast_backend: str | None = None):
+    def __init__(self, model: onnx.ModelProto, device: str = "CPU", gpubcast_backend: str | None = None,
+                 fuse: bool = True):
         graph = model.graph
         if len(graph.sparse_initializer):
             raise NotImplementedError("gpubcast.onnx.backend: sparse initializers are not supported")
@@ -198,6 +269,10 @@ class GpubcastRep(BackendRep):
         if missing:
             raise ValueError(f"gpubcast.onnx.backend: graph output(s) {', '.join(map(repr, missing))} are "
                              f"produced by no node")
+        if fuse:
+            for s in [s for s in self._steps if s.op_type == "Constant"]:
+                self._initializers[s.outputs[0]] = self._place.call(s, ())
+            self._steps = _chains([s for s in self._steps if s.op_type != "Constant"], set(self.output_names))
 
     def _feeds(self, inputs) -> dict:
         if isinstance(inputs, dict):
@@ -230,7 +305,8 @@ class GpubcastRep(BackendRep):
         values = dict(self._initializers)
         values.update({k: self._place.load(v) for k, v in self._feeds(inputs).items()})
         for step in self._steps:
-            values[step.outputs[0]] = self._place.call(step, (values[i] if i else None for i in step.inputs))
+            result = self._place.call(step, (values[i] if i else None for i in step.inputs))
+            values.update(zip(step.outputs, result) if step.op_type == "fused" else ((step.outputs[0], result),))
         return [self._place.unload(values[name]) for name in self.output_names]
 
 
@@ -261,14 +337,15 @@ class GpubcastBackend(Backend):
     def prepare(cls, model, device: str = "CPU", **kwargs: Any) -> GpubcastRep:
         """Check ``model`` (a ModelProto, serialized bytes or a path) and return a runnable rep.
 
-        ``gpubcast_backend`` (keyword) forces gpubcast's CPU backend ('numpy' or 'numba').
+        ``gpubcast_backend`` (keyword) forces gpubcast's CPU backend ('numpy' or 'numba');
+        ``fuse=False`` runs node by node instead of fused chains.
         """
         model = cls._load(model)
         onnx.checker.check_model(model)
         if not cls.supports_device(device):
             raise RuntimeError(f"gpubcast.onnx.backend: device {device!r} is not available "
                                f"(CUDA needs CuPy and a GPU)")
-        return GpubcastRep(model, device, kwargs.get("gpubcast_backend"))
+        return GpubcastRep(model, device, kwargs.get("gpubcast_backend"), kwargs.get("fuse", True))
 
     @classmethod
     def run_model(cls, model, inputs: Any, device: str = "CPU", **kwargs: Any) -> list:
