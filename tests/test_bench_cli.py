@@ -147,3 +147,22 @@ def test_info_helpers():
     assert gpubcast.info.versions()["numpy"] == np.__version__
     assert gpubcast.info._cuda_version(12040) == "12.4" and gpubcast.info._cuda_version(13000) == "13.0"
     assert gpubcast.info.cpu_info()["cores"] >= 1
+
+
+def test_fused_chains(tmp_path, capsys):
+    """--patterns fused-*: only the fused chains, each against the same chain op by op and NumPy,
+    values in the JSON document (schema-valid), the speed-ups printed."""
+    rc = main(["bench", "--quick", "--size", "tiny", "--patterns", "fused-affine,fused-where", "--repeat", "2",
+               "--json", str(tmp_path / "f.json")])
+    assert rc == 0
+    doc = json.loads((tmp_path / "f.json").read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["records"] == []
+    got = {(r["chain"], r["backend"]) for r in doc["fused"]}
+    for chain in ("affine", "where"):
+        assert {(chain, "gpubcast fused"), (chain, "gpubcast op by op"), (chain, "numpy op by op")} <= got
+    assert all(r["median_s"] > 0 and r["size"] == "tiny" for r in doc["fused"])
+    out = capsys.readouterr().out
+    assert "affine tiny: gpubcast fused is" in out and "x numpy op by op" in out
+    assert main(["bench", "--quick", "--size", "tiny", "--patterns", "fused-nope"]) == 2
+    assert "unknown fused chain(s) nope" in capsys.readouterr().out

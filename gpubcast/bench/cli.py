@@ -26,7 +26,8 @@ def configure(parser) -> None:
     parser.add_argument("--size", choices=("tiny", "large", "both"), default="both",
                         help="tiny: per-call latency; large: bandwidth (default: both)")
     parser.add_argument("--patterns", type=_names, metavar="A,B",
-                        help=f"comma-separated patterns (default all): {', '.join(BY_NAME)}")
+                        help=f"comma-separated patterns (default all): {', '.join(BY_NAME)}, and the fused "
+                             f"chains fused-affine, fused-gelu, fused-where")
     parser.add_argument("--backends", type=_names, metavar="A,B",
                         help=f"comma-separated backends (default: all found): {', '.join(BACKENDS)}")
     parser.add_argument("--dtype", default="float32", help="element type (default float32; e.g. float64, "
@@ -36,6 +37,8 @@ def configure(parser) -> None:
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads (default 2)")
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON (schema: gpubcast/bench/schema.json)")
     parser.add_argument("--plot", metavar="PATH", help="write a PNG bar chart of GB/s per pattern and backend")
+    parser.add_argument("--no-fused", dest="fused", action="store_false",
+                        help="skip the fused chains (gpubcast.fuse against the same chain op by op and its peers)")
 
 
 def _dtype(name: str) -> np.dtype:
@@ -87,8 +90,14 @@ def _run(args, console) -> int:
     from .peers import discover
     from .runner import Settings, run_suite
 
+    from . import fused
+
     dtype = _dtype(args.dtype)
-    chosen = patterns.select(args.patterns)
+    names = args.patterns or []
+    plain = [n for n in names if not n.startswith("fused-")]
+    chosen = patterns.select(plain) if plain or not names else ()
+    chains = fused.select([n[len("fused-"):] for n in names if n.startswith("fused-")]) \
+        if len(plain) < len(names) or not names else ()
     sizes = patterns.SIZES if args.size == "both" else (args.size,)
     preset = Settings.preset(args.quick)
     settings = Settings(repeat=preset.repeat if args.repeat is None else args.repeat,
@@ -141,6 +150,8 @@ def _run(args, console) -> int:
         console.print(note, markup=False)
     for s in skipped:
         console.print(f"skipped {s['pattern']} {s['size']} on {s['backend']}: {s['reason']}", markup=False)
+    fused_records = _fused(args, console, chains, sizes, dtype, settings, gpu is not None) \
+        if args.fused and chains else []
 
     document = {
         "gpubcast_version": gpubcast.__version__,
@@ -155,6 +166,7 @@ def _run(args, console) -> int:
         "absent": absent,
         "records": records,
         "skipped": skipped,
+        "fused": fused_records,
     }
     if args.json:
         report.write_json(document, args.json)
@@ -163,3 +175,27 @@ def _run(args, console) -> int:
         report.plot(document, args.plot)
         console.print(f"wrote {args.plot}", markup=False)
     return 0
+
+
+def _fused(args, console, chains, sizes, dtype, settings, gpu: bool) -> list[dict]:
+    """The fused chains (``bench/fused.py``): a table and the speed-ups the issue asks for."""
+    from rich.table import Table
+
+    from . import fused
+
+    records = []
+    with console.status("fused chains"):
+        for size in sizes:
+            records += fused.run(size, dtype=dtype, threads=args.threads, repeat=settings.repeat, sets=settings.sets,
+                                 min_sample_s=settings.min_sample_s, gpu=gpu, chains=chains)
+    table = Table(title=f"Fused chains ({dtype}): median per call")
+    for col in ("chain", "size", "backend", "time", "GB/s", "first call"):
+        table.add_column(col, justify="right" if col in ("time", "GB/s", "first call") else "left")
+    for r in records:
+        t = r["median_s"]
+        table.add_row(r["chain"], r["size"], r["backend"], f"{t * 1e6:.1f} us" if t < 1e-3 else f"{t * 1e3:.2f} ms",
+                      f"{r['gbps']:.2f}", f"{r['first_s']:.2f} s")
+    console.print(table)
+    for line in fused.speedups(records):
+        console.print(line, markup=False)
+    return records

@@ -71,6 +71,16 @@ CHAINS = (
 )
 
 
+def select(names) -> tuple:
+    """The chains called ``names`` (all when empty), in suite order; a clear error for unknown names."""
+    known = {c.name for c in CHAINS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown fused chain(s) {', '.join(unknown)}; choose from "
+                         f"{', '.join('fused-' + c.name for c in CHAINS)}")
+    return tuple(c for c in CHAINS if not names or c.name in names)
+
+
 def inputs(chain: Chain, size: str, device: str, dtype, sets: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     return [[rng.standard_normal(s).astype(dtype) for s in chain.shapes(size, device)] for _ in range(sets)]
