@@ -322,12 +322,13 @@ class NumbaBackend(HostArrays):
         return spec, meta
 
     def prepare_fused(self, program, p, in_dtypes, out_dtype):
-        """``prepare`` for a fused program (``in_dtypes``: its leaves'); None beyond 3 operands."""
+        """``prepare`` for a fused program (``in_dtypes``: its leaves')."""
         block = (program.constant_block,) if program.constants else ()
         found = self._fused_spec(program, p, (*in_dtypes, *(b.dtype for b in block)), np.dtype(out_dtype))
-        if found is None or len(in_dtypes) + len(block) > 3:
+        if found is None:
             return None
-        runner = self._runner(found[0], p, out_dtype, len(in_dtypes) + len(block))
+        n_in = len(in_dtypes) + len(block)
+        runner = self._runner(found[0], p, out_dtype, n_in) if n_in <= 3 else self._runner_n(found[0], p, out_dtype)
         if runner is None or not block:
             return runner
         return lambda inputs, out: runner((*inputs, *block), out)
@@ -340,6 +341,26 @@ class NumbaBackend(HostArrays):
         if spec is None or spec.kind == "variadic":
             return None
         return self._runner(spec, p, out_dtype, {"unary": 1, "binary": 2, "where": 3, "move": 1}[spec.kind])
+
+    def _runner_n(self, spec, p, out_dtype):
+        """A runner over any number of inputs (``drive_n``: operand addresses in an array)."""
+        if not p.size or any(v is not None for v in spec.views):
+            return None
+        meta, row, shape, empty = self.meta(p, spec), spec.row, p.out_shape, np.empty
+        parallel = _parallel(p.size)
+
+        nops, addresses = len(spec.raws), K.addresses
+
+        def runner(inputs, out):
+            if out is None:
+                out = empty(shape, out_dtype)
+            ptrs = empty(nops, np.int64)   # per call: the drivers release the GIL
+            if not addresses((*inputs, out), ptrs):
+                return None
+            st = K.drive_n_parallel(row, ptrs, meta, numba.get_num_threads()) if parallel else K.drive_n(row, ptrs, meta)
+            return None if st else out
+        runner.keep = (meta, spec)
+        return runner
 
     def _runner(self, spec, p, out_dtype, n_in):
         """The runner of ``prepare``: ``spec``'s row function over plan ``p``, ``n_in`` (1..3) inputs."""

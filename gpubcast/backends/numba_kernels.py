@@ -56,7 +56,7 @@ import platform
 
 import numpy as np
 from llvmlite import ir
-from numba import prange, types
+from numba import literal_unroll, prange, types
 from numba.extending import intrinsic, overload, register_jitable
 
 from .numba_cache import cfunc, njit
@@ -274,6 +274,19 @@ def launch2(a, b, o):
 @njit(**JIT)
 def launch3(a, b, c, o):
     return a.ctypes.data, b.ctypes.data, c.ctypes.data, o.ctypes.data, _writable(o)
+
+
+@njit(**JIT)
+def addresses(arrays, ptrs):
+    """Store the data address of each array of the tuple ``arrays`` (the output last) into ``ptrs``;
+    whether the last is writable."""
+    k = 0
+    w = True
+    for a in literal_unroll(arrays):
+        ptrs[k] = a.ctypes.data
+        w = _writable(a)
+        k += 1
+    return w
 
 
 @njit(**JIT)
