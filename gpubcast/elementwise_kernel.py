@@ -1,0 +1,368 @@
+"""``gpubcast.ElementwiseKernel``: CuPy's user-defined elementwise kernels, broadcast under any rule set.
+
+CuPy's constructor and call conventions (``cupy.ElementwiseKernel``): parameters declared as
+``"float32 x, T y, raw T z"`` (a NumPy dtype name, or a one-letter type placeholder resolved from
+the arguments' dtypes; ``raw`` parameters are whole arrays indexed by the kernel), an ``operation``
+in C/C++ run once per element with the special variables ``i`` (the element's linear index, C
+order of the broadcast shape) and ``_ind.size()`` (the number of elements), scalar arguments cast
+to their parameter's type, outputs given (all of them, positionally) or allocated, ``size=`` for
+kernels whose arrays are all ``raw``, ``preamble``, ``loop_prep``, ``after_loop``, ``options``
+(NVRTC), ``no_return``, ``return_tuple``, and CuPy's errors for wrong counts and types.
+
+Beyond CuPy: the non-raw array arguments broadcast under any gpubcast rule set, through the
+planner (``gpubcast.plan``), in call order:
+
+- ``"numpy"`` (default), ``"none"``: all of them;
+- ``"pdpd"``: the first is the target, each other is placed onto it at ``axis``;
+- ``"explicit"``: the last is the target, each other is mapped onto it by ``axes_mapping``;
+- ``"bidirectional"``: exactly two (input, target).
+
+A shape the rule rejects is the planner's ``BroadcastError``, followed by which parameter each
+``arg`` of the message is.  Given outputs must have the broadcast shape (they never broadcast).
+
+Where it runs: CuPy arrays (or any CUDA array) on the GPU, the operation spliced into
+``kernels/elementwise_kernel.cuh`` and compiled by NVRTC; NumPy arrays on the CPU, the same body
+in ``kernels/elementwise_host.h`` compiled by the system C++ compiler (``gpubcast.elementwise_build``);
+Dask arrays chunk by chunk (``gpubcast.dask_arrays``).  Supported types: bool, int8..uint64,
+float32, float64.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import backends
+from . import dtypes as _dt
+from . import elementwise_build as build
+from .errors import BroadcastError
+from .plan import c_strides, coalesce, plan as make_plan
+from .rules import check_options, dim_maps
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+INT32_LIMIT = 2**31 - 1
+
+
+def parse_params(text: str, is_const: bool) -> tuple[build.Param, ...]:
+    """CuPy's parameter list: comma-separated ``[raw] [_non_const] type name``."""
+    if not isinstance(text, str):
+        raise TypeError(f"parameter lists are strings such as 'float32 x, T y', got {type(text).__name__}")
+    if not text.strip():
+        return ()
+    params = []
+    for decl in text.strip().split(","):
+        words = decl.split()
+        if len(words) < 2:
+            raise ValueError(f"Syntax error: {decl!r}: a parameter is '[raw] type name', e.g. 'float32 x'")
+        t, name = words[-2:]
+        raw, const = False, is_const
+        for w in words[:-2]:
+            if w == "raw":
+                raw = True
+            elif w == "_non_const":
+                const = False
+            else:
+                raise ValueError(f'Unknown keyword "{w}" in parameter {decl.strip()!r} (known: raw, _non_const)')
+        if not _IDENTIFIER.match(name):
+            raise ValueError(f"parameter {decl.strip()!r}: {name!r} is not a C identifier")
+        if len(t) == 1:
+            dtype, ctype = None, t
+        else:
+            try:
+                dtype = np.dtype(t)
+            except TypeError:
+                raise TypeError(f"parameter {decl.strip()!r}: unknown type {t!r}; use a NumPy dtype name "
+                                f"(bool, int32, float32, ...) or a one-letter type placeholder (T)") from None
+            ctype = _ctype(dtype, decl)
+        params.append(build.Param(name, dtype, ctype, raw, const, decl.strip()))
+    return tuple(params)
+
+
+def _ctype(dtype: np.dtype, what: str) -> str:
+    try:
+        return build.CTYPES[dtype]
+    except KeyError:
+        raise TypeError(f"{what.strip()}: gpubcast.ElementwiseKernel computes on bool, int8..uint64, float32 "
+                        f"and float64, not {dtype}") from None
+
+
+class ElementwiseKernel:
+    """A user-defined elementwise kernel (CuPy's ``ElementwiseKernel``), broadcasting under gpubcast's
+    rule sets, on CuPy arrays (GPU), NumPy arrays (CPU) and Dask arrays.
+
+    ``broadcast``, ``axis`` and ``axes_mapping`` are the defaults of every call (a call may override
+    them).  ``reduce_dims`` is accepted for CuPy compatibility (dims are always coalesced; ``i`` is
+    the same either way).  See the module docstring for the rules and the README for examples.
+    """
+
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
+                 no_return=False, return_tuple=False, loop_prep="", after_loop="", options=(), *,
+                 broadcast="numpy", axis=-1, axes_mapping=None):
+        if not isinstance(name, str) or not _IDENTIFIER.match(name):
+            raise ValueError(f'Invalid kernel name: "{name}"')
+        for what, text in (("operation", operation), ("preamble", preamble), ("loop_prep", loop_prep),
+                           ("after_loop", after_loop)):
+            if not isinstance(text, str):
+                raise TypeError(f"ElementwiseKernel {what} must be a string of C/C++ code, got {type(text).__name__}")
+        self.in_params = parse_params(in_params, True)
+        self.out_params = parse_params(out_params, False)
+        self.params = self.in_params + self.out_params
+        names = [p.name for p in self.params]
+        if "i" in names:
+            raise ValueError("Can not use 'i' as a parameter name")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"ElementwiseKernel '{name}': parameter name(s) {', '.join(dup)} declared twice")
+        if not self.out_params:
+            raise ValueError(f"ElementwiseKernel '{name}' declares no output parameter")
+        if isinstance(options, str) or not all(isinstance(o, str) for o in options):
+            raise TypeError("options must be a tuple of NVRTC option strings, e.g. ('-DN=4',)")
+        self.nin, self.nout = len(self.in_params), len(self.out_params)
+        self.nargs = self.nin + self.nout
+        self.operation, self.name, self.__name__ = operation, name, name
+        self.preamble, self.loop_prep, self.after_loop = preamble, loop_prep, after_loop
+        self.options = tuple(options)
+        self.reduce_dims, self.no_return, self.return_tuple = reduce_dims, no_return, return_tuple
+        self.broadcast, self.axis, self.axes_mapping = check_options(broadcast, axis, axes_mapping)
+
+    def __repr__(self):
+        ins = ", ".join(p.decl for p in self.in_params)
+        outs = ", ".join(p.decl for p in self.out_params)
+        return f"<gpubcast.ElementwiseKernel '{self.name}' ({ins}) -> ({outs})>"
+
+    # ---- the call ---------------------------------------------------------------------------------
+    def __call__(self, *args, size=None, stream=None, block_size=None, broadcast=None, axis=None,
+                 axes_mapping=None, **kwargs):
+        """Run the kernel: ``kernel(*inputs)`` or ``kernel(*inputs, *outputs)``.
+
+        ``size``: the loop size, only when every array argument is ``raw``.  ``stream``: a CuPy stream
+        (GPU).  ``block_size``: accepted for CuPy compatibility (gpubcast launches 256 threads per
+        block).  ``broadcast`` / ``axis`` / ``axes_mapping``: the rule set (default: the kernel's).
+        Returns the output, a tuple of outputs (several, or ``return_tuple``), or None (``no_return``).
+        """
+        if kwargs:
+            raise TypeError(f"Wrong arguments {kwargs}")
+        if len(args) not in (self.nin, self.nargs):
+            raise TypeError(f"Wrong number of arguments for {self.name!r}. It must be either {self.nin} or "
+                            f"{self.nargs} (with outputs), but given {len(args)}.")
+        if block_size is not None and block_size <= 0:
+            raise ValueError("block_size must be greater than zero")
+        rule, axis, axes_mapping = check_options(
+            self.broadcast if broadcast is None else broadcast, self.axis if axis is None else axis,
+            self.axes_mapping if axes_mapping is None else axes_mapping)
+        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0):
+            raise ValueError(f"size must be a non-negative int, got {size!r}")
+        if any(backends.is_dask_array(a) for a in args):
+            from . import dask_arrays
+            return self._result(dask_arrays.apply_kernel(self, args, rule=rule, axis=axis,
+                                                         axes_mapping=axes_mapping))
+        gpu = any(backends.is_cuda_array(a) for a in args)
+        xp = backends.get("cuda").xp if gpu else np
+        args = [self._argument(k, a, gpu) for k, a in enumerate(args)]
+        ins, outs = args[:self.nin], args[self.nin:]
+        types, placeholders = self.resolve_types([_dtype_of(a) for a in ins], [a.dtype for a in outs])
+
+        arrays = [k for k, a in enumerate(ins) if _is_array(a) and not self.params[k].raw]
+        out_arrays = [k for k, a in enumerate(outs) if not self.out_params[k].raw]
+        if size is not None:
+            if arrays or (outs and out_arrays):
+                raise ValueError("Specified 'size' can be used only if all of the ndarray are 'raw'.")
+            out_shape, strides = (int(size),), {}
+        elif arrays:
+            out_shape, strides = self._broadcast_shape([(k, ins[k]) for k in arrays], rule, axis, axes_mapping)
+        elif outs and out_arrays:
+            out_shape, strides = tuple(outs[out_arrays[0]].shape), {}
+        else:
+            raise ValueError("Loop size is undecided.")
+
+        if outs:
+            for k, o in enumerate(outs):
+                if not self.out_params[k].raw and tuple(o.shape) != out_shape:
+                    raise ValueError(f"Out shape is mismatched: output '{self.out_params[k].name}' has shape "
+                                     f"{tuple(o.shape)}, the kernel's loop shape is {out_shape}")
+        else:
+            if any(p.raw for p in self.out_params) and size is None:
+                raise ValueError("Output array size is Undecided")
+            outs = [xp.empty(out_shape, dtype=t) for t in types[self.nin:]]
+        result = tuple(outs)
+        n = int(np.prod(out_shape))
+        if n:
+            self._run(ins, outs, types, placeholders, out_shape, strides, n, gpu, stream, xp)
+        return self._result(result)
+
+    def _result(self, outs):
+        if self.no_return:
+            return None
+        return outs if self.return_tuple or len(outs) != 1 else outs[0]
+
+    def _argument(self, k: int, a, gpu: bool):
+        """Argument ``k`` as the path takes it: an array of the device, or a NumPy scalar / Python number."""
+        p = self.params[k]
+        out = k >= self.nin
+        if gpu:
+            if backends.is_cuda_array(a):
+                return backends.get("cuda").asarray(a)
+            if not out and (_dt.is_python_scalar(a) or isinstance(a, np.generic)
+                            or isinstance(a, np.ndarray) and a.ndim == 0):
+                return a[()] if isinstance(a, np.ndarray) else a
+            if isinstance(a, np.ndarray):
+                raise TypeError(f"ElementwiseKernel '{self.name}': argument '{p.name}' is a NumPy array of shape "
+                                f"{a.shape} among CUDA arrays; move it to the GPU first (cupy.asarray(x))")
+        else:
+            if isinstance(a, np.ndarray):
+                if out and not a.flags.writeable:
+                    raise ValueError(f"ElementwiseKernel '{self.name}': output '{p.name}' is read-only")
+                return a
+            if not out and (_dt.is_python_scalar(a) or isinstance(a, np.generic)):
+                return a
+        if out:
+            raise TypeError(f"Output arguments type must be an array (numpy.ndarray on the CPU, cupy.ndarray on the "
+                            f"GPU): output '{p.name}' is {type(a).__name__}")
+        raise TypeError(f"Unsupported type {type(a)} for argument '{p.name}' of ElementwiseKernel '{self.name}' "
+                        f"(arrays, NumPy scalars and Python numbers)")
+
+    def resolve_types(self, in_dtypes, out_dtypes):
+        """(dtype of every parameter, ((placeholder, dtype), ...)): CuPy's rules -- a typed parameter takes
+        arrays of exactly its type, a placeholder takes the type of the first array (outputs first) that
+        names it, and scalars take their parameter's type.  TypeError on a mismatch."""
+        found: dict = {}
+        for params, dtypes in ((self.out_params, out_dtypes), (self.in_params, in_dtypes)):
+            for p, a in zip(params, dtypes):
+                if a is None:
+                    continue
+                a = np.dtype(a)
+                if p.dtype is not None:
+                    if a != p.dtype:
+                        raise TypeError(f"Type is mismatched. {p.name} {a} {p.dtype}: parameter '{p.decl}' of "
+                                        f"'{self.name}' takes {p.dtype} arrays; cast it first (x.astype({p.dtype}))")
+                elif p.ctype in found:
+                    if a != found[p.ctype]:
+                        raise TypeError(f"Type is mismatched. {p.name} {a} {found[p.ctype]} {p.ctype}: placeholder "
+                                        f"{p.ctype} of '{self.name}' is already {found[p.ctype]}")
+                else:
+                    found[p.ctype] = a
+        for p in self.params:
+            if p.dtype is None and p.ctype not in found:
+                raise TypeError(f"ElementwiseKernel '{self.name}': cannot determine type placeholder {p.ctype} of "
+                                f"parameter '{p.decl}': no array argument has it; pass an array of that type or "
+                                f"declare the parameter's type (e.g. 'float32 {p.name}')")
+        for letter, t in found.items():
+            _ctype(t, f"type placeholder {letter} resolved to {t}:")
+        types = tuple(p.dtype if p.dtype is not None else found[p.ctype] for p in self.params)
+        return types, tuple(sorted(found.items()))
+
+    def _broadcast_shape(self, arrays, rule, axis, axes_mapping):
+        """(loop shape, {parameter index: element strides aligned to it}) of the non-raw input arrays."""
+        names = [self.params[k].name for k, _ in arrays]
+        xs = [a for _, a in arrays]
+        try:
+            if rule == "explicit" and len(xs) > 2:     # every other one onto the last
+                out_shape = tuple(xs[-1].shape)
+                strides = [make_plan(x, xs[-1], rule=rule, axes_mapping=axes_mapping).strides[0] for x in xs[:-1]]
+                strides.append(make_plan(xs[-1]).strides[0])
+            else:
+                p = make_plan(*xs, rule=rule, axis=axis, axes_mapping=axes_mapping)
+                out_shape, strides = p.out_shape, list(p.strides)
+        except BroadcastError as e:
+            raise BroadcastError(f"{e} [ElementwiseKernel '{self.name}': {_legend(rule, names)}]") from None
+        return tuple(out_shape), {k: s for (k, _), s in zip(arrays, strides)}
+
+    def dim_maps(self, shapes, rule, axis, axes_mapping):
+        """(loop shape, per shape its dim -> loop dim map) under ``rule``: the lowering of the Dask path."""
+        names = [f"arg {k}" for k in range(len(shapes))]
+        try:
+            if rule == "explicit" and len(shapes) > 2:
+                maps = [dim_maps((s, shapes[-1]), rule, axis, axes_mapping)[1][0] for s in shapes[:-1]]
+                return tuple(shapes[-1]), maps + [tuple(range(len(shapes[-1])))]
+            out_shape, maps = dim_maps(tuple(shapes), rule, axis, axes_mapping)
+            return out_shape, list(maps)
+        except BroadcastError as e:
+            raise BroadcastError(f"{e} [ElementwiseKernel '{self.name}': {_legend(rule, names)}]") from None
+
+    # ---- execution ----------------------------------------------------------------------------------
+    def signature(self, types, placeholders, kinds) -> build.Signature:
+        return build.Signature(self.name, self.params, tuple(types), tuple(kinds), tuple(placeholders),
+                               self.preamble, self.loop_prep, self.operation, self.after_loop, self.options)
+
+    def _run(self, ins, outs, types, placeholders, out_shape, strides, n, gpu, stream, xp):
+        args = list(ins) + list(outs)
+        kinds, ptrs, values, raw_sizes, sets = [], [], [], [], []
+        for k, (p, a, t) in enumerate(zip(self.params, args, types)):
+            if not _is_array(a):
+                kinds.append("scalar")
+                ptrs.append(0)
+                values.append(np.dtype(t).type(a).tobytes())
+                raw_sizes.append(0)
+                sets.append((0,) * len(out_shape))
+                continue
+            if p.raw:
+                if not a.flags.c_contiguous:
+                    if k >= self.nin:
+                        raise ValueError(f"ElementwiseKernel '{self.name}': raw output '{p.name}' must be "
+                                         f"C-contiguous")
+                    a = args[k] = xp.ascontiguousarray(a)
+                kinds.append("raw")
+                raw_sizes.append(int(a.size))
+                sets.append((0,) * len(out_shape))
+            else:
+                kinds.append("array")
+                raw_sizes.append(0)
+                sets.append(strides[k] if k in strides else _elements(a))
+            ptrs.append(_pointer(a, gpu))
+            values.append(b"")
+        sig = self.signature(types, placeholders, kinds)
+        shape, csets, _ = coalesce(out_shape, sets, c_strides(out_shape))
+        if gpu:
+            self._run_gpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets, stream)
+        else:
+            self._run_cpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets)
+
+    def _run_gpu(self, sig, kinds, ptrs, values, raw_sizes, n, shape, csets, stream):
+        if len(shape) > build.MAX_GPU_DIMS:
+            raise ValueError(f"ElementwiseKernel '{self.name}': the broadcast loop has {len(shape)} dims that "
+                             f"cannot be merged; the GPU path takes at most {build.MAX_GPU_DIMS}")
+        reach = max([n] + [sum((d - 1) * abs(s) for d, s in zip(shape, st)) for st in csets])
+        bits = 32 if reach <= INT32_LIMIT else 64
+        contiguous = c_strides(shape)
+        contig = general = 0
+        for k, (kind, st) in enumerate(zip(kinds, csets)):
+            if kind == "array" and tuple(st) == contiguous:
+                contig |= 1 << k
+            elif kind == "array" and any(st):
+                general = 1
+        params = build.gpu_params(len(kinds), bits, ptrs, values, raw_sizes, n, contig, general, shape, csets)
+        build.run_gpu(sig, bits, params, n, stream)
+
+    def _run_cpu(self, sig, kinds, ptrs, values, raw_sizes, n, shape, csets):
+        row_kinds = tuple(None if kind != "array" else {0: 0, 1: 1}.get(st[-1], 2)
+                          for kind, st in zip(kinds, csets))
+        data = build.host_args(len(kinds), len(shape), n, shape, ptrs, csets, raw_sizes, values)
+        build.run_cpu(sig, row_kinds, data)
+
+
+def _legend(rule: str, names) -> str:
+    where = {"pdpd": " (the first is the target)", "explicit": " (the last is the target)"}.get(rule, "")
+    return "planned " + ", ".join(f"arg {j} = '{n}'" for j, n in enumerate(names)) + where
+
+
+def _is_array(a) -> bool:
+    return hasattr(a, "shape") and hasattr(a, "strides") and not isinstance(a, np.generic)
+
+
+def _dtype_of(a):
+    return a.dtype if _is_array(a) else None
+
+
+def _elements(a) -> tuple[int, ...]:
+    """An output array's strides in elements."""
+    item = a.dtype.itemsize
+    if any(s % item for s in a.strides):
+        raise ValueError(f"output array with strides {a.strides} is not aligned to its {item}-byte elements")
+    return tuple(s // item for s in a.strides)
+
+
+def _pointer(a, gpu: bool) -> int:
+    if gpu:
+        return int(a.data.ptr)
+    return a.__array_interface__["data"][0]
