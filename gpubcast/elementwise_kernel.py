@@ -143,6 +143,12 @@ class ElementwiseKernel:
         """
         if kwargs:
             raise TypeError(f"Wrong arguments {kwargs}")
+        return self._result(self.outputs(*args, size=size, stream=stream, block_size=block_size,
+                                         broadcast=broadcast, axis=axis, axes_mapping=axes_mapping))
+
+    def outputs(self, *args, size=None, stream=None, block_size=None, broadcast=None, axis=None,
+                axes_mapping=None) -> tuple:
+        """``__call__``, always returning the tuple of outputs (whatever ``no_return`` / ``return_tuple``)."""
         if len(args) not in (self.nin, self.nargs):
             raise TypeError(f"Wrong number of arguments for {self.name!r}. It must be either {self.nin} or "
                             f"{self.nargs} (with outputs), but given {len(args)}.")
@@ -155,8 +161,7 @@ class ElementwiseKernel:
             raise ValueError(f"size must be a non-negative int, got {size!r}")
         if any(backends.is_dask_array(a) for a in args):
             from . import dask_arrays
-            return self._result(dask_arrays.apply_kernel(self, args, rule=rule, axis=axis,
-                                                         axes_mapping=axes_mapping))
+            return dask_arrays.apply_kernel(self, args, rule=rule, axis=axis, axes_mapping=axes_mapping)
         gpu = any(backends.is_cuda_array(a) for a in args)
         xp = backends.get("cuda").xp if gpu else np
         args = [self._argument(k, a, gpu) for k, a in enumerate(args)]
@@ -189,7 +194,7 @@ class ElementwiseKernel:
         n = int(np.prod(out_shape))
         if n:
             self._run(ins, outs, types, placeholders, out_shape, strides, n, gpu, stream, xp)
-        return self._result(result)
+        return result
 
     def _result(self, outs):
         if self.no_return:
@@ -256,29 +261,34 @@ class ElementwiseKernel:
         """(loop shape, {parameter index: element strides aligned to it}) of the non-raw input arrays."""
         names = [self.params[k].name for k, _ in arrays]
         xs = [a for _, a in arrays]
-        try:
-            if rule == "explicit" and len(xs) > 2:     # every other one onto the last
-                out_shape = tuple(xs[-1].shape)
-                strides = [make_plan(x, xs[-1], rule=rule, axes_mapping=axes_mapping).strides[0] for x in xs[:-1]]
-                strides.append(make_plan(xs[-1]).strides[0])
-            else:
-                p = make_plan(*xs, rule=rule, axis=axis, axes_mapping=axes_mapping)
-                out_shape, strides = p.out_shape, list(p.strides)
-        except BroadcastError as e:
-            raise BroadcastError(f"{e} [ElementwiseKernel '{self.name}': {_legend(rule, names)}]") from None
+        if rule == "explicit" and len(xs) > 2:     # every other one onto the last
+            strides = [self._planned(lambda: make_plan(x, xs[-1], rule=rule, axes_mapping=axes_mapping).strides[0],
+                                     rule, [name, names[-1]]) for x, name in zip(xs[:-1], names)]
+            out_shape = xs[-1].shape
+            strides.append(make_plan(xs[-1]).strides[0])
+        else:
+            p = self._planned(lambda: make_plan(*xs, rule=rule, axis=axis, axes_mapping=axes_mapping), rule, names)
+            out_shape, strides = p.out_shape, list(p.strides)
         return tuple(out_shape), {k: s for (k, _), s in zip(arrays, strides)}
 
-    def dim_maps(self, shapes, rule, axis, axes_mapping):
-        """(loop shape, per shape its dim -> loop dim map) under ``rule``: the lowering of the Dask path."""
-        names = [f"arg {k}" for k in range(len(shapes))]
+    def dim_maps(self, shapes, names, rule, axis, axes_mapping):
+        """(loop shape, per shape its dim -> loop dim map) under ``rule`` (``names``: the parameters'):
+        the lowering of the Dask path, the same rules as ``_broadcast_shape``."""
+        if rule == "explicit" and len(shapes) > 2:
+            maps = [self._planned(lambda: dim_maps((s, shapes[-1]), rule, axis, axes_mapping)[1][0],
+                                  rule, [name, names[-1]]) for s, name in zip(shapes[:-1], names)]
+            return tuple(shapes[-1]), maps + [tuple(range(len(shapes[-1])))]
+        out_shape, maps = self._planned(lambda: dim_maps(tuple(shapes), rule, axis, axes_mapping), rule, names)
+        return out_shape, list(maps)
+
+    def _planned(self, planner, rule, names):
+        """``planner()``; its BroadcastError followed by which parameter each ``arg j`` of it is."""
         try:
-            if rule == "explicit" and len(shapes) > 2:
-                maps = [dim_maps((s, shapes[-1]), rule, axis, axes_mapping)[1][0] for s in shapes[:-1]]
-                return tuple(shapes[-1]), maps + [tuple(range(len(shapes[-1])))]
-            out_shape, maps = dim_maps(tuple(shapes), rule, axis, axes_mapping)
-            return out_shape, list(maps)
+            return planner()
         except BroadcastError as e:
-            raise BroadcastError(f"{e} [ElementwiseKernel '{self.name}': {_legend(rule, names)}]") from None
+            where = {"pdpd": ", the first is the target", "explicit": ", the last is the target"}.get(rule, "")
+            legend = ", ".join(f"arg {j} = '{n}'" for j, n in enumerate(names))
+            raise BroadcastError(f"{e} [ElementwiseKernel '{self.name}': {legend}{where}]") from None
 
     # ---- execution ----------------------------------------------------------------------------------
     def signature(self, types, placeholders, kinds) -> build.Signature:
@@ -339,11 +349,6 @@ class ElementwiseKernel:
                           for kind, st in zip(kinds, csets))
         data = build.host_args(len(kinds), len(shape), n, shape, ptrs, csets, raw_sizes, values)
         build.run_cpu(sig, row_kinds, data)
-
-
-def _legend(rule: str, names) -> str:
-    where = {"pdpd": " (the first is the target)", "explicit": " (the last is the target)"}.get(rule, "")
-    return "planned " + ", ".join(f"arg {j} = '{n}'" for j, n in enumerate(names)) + where
 
 
 def _is_array(a) -> bool:
