@@ -18,7 +18,9 @@ planner (``gpubcast.plan``), in call order:
 - ``"bidirectional"``: exactly two (input, target).
 
 A shape the rule rejects is the planner's ``BroadcastError``, followed by which parameter each
-``arg`` of the message is.  Given outputs must have the broadcast shape (they never broadcast).
+``arg`` of the message is.  Given outputs must have the loop shape (they never broadcast); under
+``"numpy"`` they take part in it, as in CuPy (``kernel(bias, y)`` with ``y += x`` adds a row to
+every row of ``y``).
 
 Where it runs: CuPy arrays (or any CUDA array) on the GPU, the operation spliced into
 ``kernels/elementwise_kernel.cuh`` and compiled by NVRTC; NumPy arrays on the CPU, the same body
@@ -175,7 +177,10 @@ class ElementwiseKernel:
                 raise ValueError("Specified 'size' can be used only if all of the ndarray are 'raw'.")
             out_shape, strides = (int(size),), {}
         elif arrays:
-            out_shape, strides = self._broadcast_shape([(k, ins[k]) for k in arrays], rule, axis, axes_mapping)
+            planned = [(k, ins[k]) for k in arrays]
+            if rule == "numpy":     # as CuPy: given outputs take part (an input may broadcast to an output)
+                planned += [(self.nin + k, outs[k]) for k in out_arrays]
+            out_shape, strides = self._broadcast_shape(planned, rule, axis, axes_mapping)
         elif outs and out_arrays:
             out_shape, strides = tuple(outs[out_arrays[0]].shape), {}
         else:
