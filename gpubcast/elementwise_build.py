@@ -286,6 +286,33 @@ def cpu_threads() -> int:
         return os.cpu_count() or 1
 
 
+class HostLauncher:
+    """``run_cpu`` of one call signature again on new arguments: the argument bytes of a first call
+    with the pointers and scalar values of the new arguments written in (same shapes, strides, types)."""
+
+    def __init__(self, sig: Signature, row_kinds: tuple, data: bytes, nin: int):
+        kinds, n = sig.kinds, len(sig.kinds)
+        ptr0 = 8 * (2 + MAX_HOST_DIMS)
+        value0 = ptr0 + 8 * n + 8 * n * MAX_HOST_DIMS + 8 * n
+        self.fn, self.template, self.name = cpu_function(sig, row_kinds), bytearray(data), sig.name
+        self.nin = nin                  # arguments before the outputs
+        self.pointers = [(k, ptr0 + 8 * k) for k, kind in enumerate(kinds) if kind != "scalar"]
+        self.values = [(k, value0 + 16 * k, np.dtype(t).type) for k, (kind, t) in enumerate(zip(kinds, sig.types))
+                       if kind == "scalar"]
+
+    def __call__(self, args) -> None:
+        buf = bytearray(self.template)
+        for k, off in self.pointers:
+            struct.pack_into("<Q", buf, off, args[k].__array_interface__["data"][0])
+        for k, off, cast in self.values:
+            value = cast(args[k]).tobytes()
+            buf[off:off + len(value)] = value
+        data = bytes(buf)
+        if self.fn(data, len(data), cpu_threads()):
+            raise RuntimeError(f"ElementwiseKernel '{self.name}': argument of {len(data)} bytes does not fit its "
+                               f"CPU build (a gpubcast bug)")
+
+
 def run_cpu(sig: Signature, row_kinds: tuple, args: bytes) -> None:
     if cpu_function(sig, row_kinds)(args, len(args), cpu_threads()):
         raise RuntimeError(f"ElementwiseKernel '{sig.name}': argument of {len(args)} bytes does not fit its "

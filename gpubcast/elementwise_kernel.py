@@ -127,6 +127,10 @@ class ElementwiseKernel:
         self.options = tuple(options)
         self.reduce_dims, self.no_return, self.return_tuple = reduce_dims, no_return, return_tuple
         self.broadcast, self.axis, self.axes_mapping = check_options(broadcast, axis, axes_mapping)
+        self._hot: dict = {}      # call signature of NumPy arguments -> runner (see _hot_key)
+
+    def __getstate__(self):       # the runners hold ctypes functions: rebuilt where unpickled
+        return {**self.__dict__, "_hot": {}}
 
     def __repr__(self):
         ins = ", ".join(p.decl for p in self.in_params)
@@ -151,6 +155,10 @@ class ElementwiseKernel:
     def outputs(self, *args, size=None, stream=None, block_size=None, broadcast=None, axis=None,
                 axes_mapping=None) -> tuple:
         """``__call__``, always returning the tuple of outputs (whatever ``no_return`` / ``return_tuple``)."""
+        key = _hot_key(args, size, broadcast, axis, axes_mapping)
+        hot = self._hot.get(key) if key is not None else None
+        if hot is not None:
+            return hot(args)
         if len(args) not in (self.nin, self.nargs):
             raise TypeError(f"Wrong number of arguments for {self.name!r}. It must be either {self.nin} or "
                             f"{self.nargs} (with outputs), but given {len(args)}.")
@@ -191,14 +199,20 @@ class ElementwiseKernel:
                 if not self.out_params[k].raw and tuple(o.shape) != out_shape:
                     raise ValueError(f"Out shape is mismatched: output '{self.out_params[k].name}' has shape "
                                      f"{tuple(o.shape)}, the kernel's loop shape is {out_shape}")
+            allocate = None
         else:
             if any(p.raw for p in self.out_params) and size is None:
                 raise ValueError("Output array size is Undecided")
+            allocate = (out_shape, types[self.nin:])
             outs = [xp.empty(out_shape, dtype=t) for t in types[self.nin:]]
         result = tuple(outs)
         n = int(np.prod(out_shape))
         if n:
-            self._run(ins, outs, types, placeholders, out_shape, strides, n, gpu, stream, xp)
+            launcher = self._run(ins, outs, types, placeholders, out_shape, strides, n, gpu, stream, xp)
+            if key is not None and launcher is not None:
+                if len(self._hot) >= _HOT_MAX:
+                    self._hot.clear()
+                self._hot[key] = _hot_runner(launcher, allocate)
         return result
 
     def _result(self, outs):
@@ -326,12 +340,14 @@ class ElementwiseKernel:
                 sets.append(strides[k] if k in strides else _elements(a))
             ptrs.append(_pointer(a, gpu))
             values.append(b"")
+        copied = any(x is not y for x, y in zip(args, list(ins) + list(outs)))
         sig = self.signature(types, placeholders, kinds)
         shape, csets, _ = coalesce(out_shape, sets, c_strides(out_shape))
         if gpu:
             self._run_gpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets, stream)
-        else:
-            self._run_cpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets)
+            return None
+        launcher = self._run_cpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets)
+        return None if copied else launcher
 
     def _run_gpu(self, sig, kinds, ptrs, values, raw_sizes, n, shape, csets, stream):
         if len(shape) > build.MAX_GPU_DIMS:
@@ -354,6 +370,42 @@ class ElementwiseKernel:
                           for kind, st in zip(kinds, csets))
         data = build.host_args(len(kinds), len(shape), n, shape, ptrs, csets, raw_sizes, values)
         build.run_cpu(sig, row_kinds, data)
+        return build.HostLauncher(sig, row_kinds, data, self.nin)
+
+
+_HOT_MAX = 1024
+_SCALARS = (bool, int, float)
+
+
+def _hot_key(args, size, broadcast, axis, axes_mapping):
+    """The key of a call whose arguments are all NumPy arrays or scalars (None otherwise): the second
+    call with the same key skips parsing, type resolution and planning (``_hot_runner``)."""
+    if size is not None or type(axes_mapping) is list:
+        return None
+    key = [len(args), broadcast, axis, axes_mapping]
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key.append((a.dtype, a.shape, a.strides, a.flags.writeable))
+        elif t in _SCALARS or isinstance(a, np.generic):
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
+
+
+def _hot_runner(launcher, allocate):
+    """A call of the same signature: outputs allocated as before (or the given ones), then ``launcher``."""
+    def run(args):
+        if allocate is None:
+            outs = tuple(args[launcher.nin:])
+        else:
+            shape, dtypes = allocate
+            outs = tuple(np.empty(shape, t) for t in dtypes)
+            args = (*args, *outs)
+        launcher(args)
+        return outs
+    return run
 
 
 def _is_array(a) -> bool:

@@ -302,8 +302,23 @@ def test_cpu_build_is_cached_and_verified_before_load(tmp_path, monkeypatch):
     damaged.write_bytes(good[:100])
     os.replace(damaged, lib)                                                # damaged: never loaded, rebuilt
     build.cpu_function.cache_clear()
-    np.testing.assert_array_equal(k(np.arange(4)), np.arange(4) * 43)
+    again = gb.ElementwiseKernel("T x", "T y", "y = x * 43", "cached_build")   # as a new process would
+    np.testing.assert_array_equal(again(np.arange(4)), np.arange(4) * 43)
     assert lib.read_bytes() == good
+
+
+def test_repeated_calls_take_new_pointers_and_scalars():
+    k = gb.ElementwiseKernel("T x, float64 s", "T y", "y = x * s + (T)i", "hot")
+    outs = []
+    for step in range(4):                                                   # the same call signature each time
+        x = np.arange(12, dtype=np.float64).reshape(3, 4) * (step + 1)
+        y = k(x, float(step))
+        np.testing.assert_array_equal(y, x * step + np.arange(12).reshape(3, 4))
+        outs.append(y)
+    assert len({id(y) for y in outs}) == 4                                 # a new output each call
+    given = np.empty((3, 4))
+    assert k(x, 2.0, given) is given and k(x, -1.0, given) is given
+    np.testing.assert_array_equal(given, -x + np.arange(12).reshape(3, 4))
 
 
 def test_parallel_chunks_cover_every_element():
