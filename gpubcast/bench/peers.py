@@ -161,7 +161,8 @@ class Gpubcast:
             return (lambda: apply(op, ins, out=out, backend=be)), None
         if pattern.op == "axpb":
             kernel, (a, x, b) = gb.ElementwiseKernel(*AXPB_KERNEL), ins
-            return (lambda: kernel(a, x, b, out)), None
+            note = "gpubcast.ElementwiseKernel: built with the host C++ compiler" if self.device == "cpu" else None
+            return (lambda: kernel(a, x, b, out)), note
         if pattern.op == "copy":
             (x,), target = ins, shapes[1]
             if pattern.rule == "explicit":
