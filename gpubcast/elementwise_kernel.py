@@ -14,7 +14,7 @@ planner (``gpubcast.plan``), in call order:
 
 - ``"numpy"`` (default), ``"none"``: all of them;
 - ``"pdpd"``: the first is the target, each other is placed onto it at ``axis``;
-- ``"explicit"``: the last is the target, each other is mapped onto it by ``axes_mapping``;
+- ``"explicit"``: the first is the target, each other is mapped onto it by ``axes_mapping``;
 - ``"bidirectional"``: exactly two (input, target).
 
 A shape the rule rejects is the planner's ``BroadcastError``, followed by which parameter each
@@ -280,11 +280,11 @@ class ElementwiseKernel:
         """(loop shape, {parameter index: element strides aligned to it}) of the non-raw input arrays."""
         names = [self.params[k].name for k, _ in arrays]
         xs = [a for _, a in arrays]
-        if rule == "explicit" and len(xs) > 2:     # every other one onto the last
-            strides = [self._planned(lambda: make_plan(x, xs[-1], rule=rule, axes_mapping=axes_mapping).strides[0],
-                                     rule, [name, names[-1]]) for x, name in zip(xs[:-1], names)]
-            out_shape = xs[-1].shape
-            strides.append(make_plan(xs[-1]).strides[0])
+        if rule == "explicit":     # every other one onto the first, one (input, target) pair at a time
+            strides = [make_plan(xs[0]).strides[0]]
+            strides += [self._planned(lambda: make_plan(x, xs[0], rule=rule, axes_mapping=axes_mapping).strides[0],
+                                      rule, [name, names[0]]) for x, name in zip(xs[1:], names[1:])]
+            out_shape = xs[0].shape
         else:
             p = self._planned(lambda: make_plan(*xs, rule=rule, axis=axis, axes_mapping=axes_mapping), rule, names)
             out_shape, strides = p.out_shape, list(p.strides)
@@ -293,10 +293,10 @@ class ElementwiseKernel:
     def dim_maps(self, shapes, names, rule, axis, axes_mapping):
         """(loop shape, per shape its dim -> loop dim map) under ``rule`` (``names``: the parameters'):
         the lowering of the Dask path, the same rules as ``_broadcast_shape``."""
-        if rule == "explicit" and len(shapes) > 2:
-            maps = [self._planned(lambda: dim_maps((s, shapes[-1]), rule, axis, axes_mapping)[1][0],
-                                  rule, [name, names[-1]]) for s, name in zip(shapes[:-1], names)]
-            return tuple(shapes[-1]), maps + [tuple(range(len(shapes[-1])))]
+        if rule == "explicit":
+            maps = [self._planned(lambda: dim_maps((s, shapes[0]), rule, axis, axes_mapping)[1][0],
+                                  rule, [name, names[0]]) for s, name in zip(shapes[1:], names[1:])]
+            return tuple(shapes[0]), [tuple(range(len(shapes[0])))] + maps
         out_shape, maps = self._planned(lambda: dim_maps(tuple(shapes), rule, axis, axes_mapping), rule, names)
         return out_shape, list(maps)
 
@@ -305,7 +305,7 @@ class ElementwiseKernel:
         try:
             return planner()
         except BroadcastError as e:
-            where = {"pdpd": ", the first is the target", "explicit": ", the last is the target"}.get(rule, "")
+            where = {"pdpd": ", the first is the target", "explicit": ", arg 1 is the target"}.get(rule, "")
             legend = ", ".join(f"arg {j} = '{n}'" for j, n in enumerate(names))
             raise BroadcastError(f"{e} [ElementwiseKernel '{self.name}': {legend}{where}]") from None
 

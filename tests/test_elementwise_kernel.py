@@ -167,11 +167,11 @@ RULE_CASES = {
                    (X, _f32(3, 4), _f32(3, 1)), _f32(3, 4)[None, :, :, None] * X + _f32(3, 1)[None, :, :, None]),
     "pdpd_default": (("T x, T a, T b", "T z", "z = a * x + b", "axpb_pdpd"), dict(broadcast="pdpd"),
                      (X, _f32(4, 5), _f32(5)), _f32(4, 5) * X + _f32(5)),
-    "explicit": (("T a, T b, T x", "T z", "z = a * x + b", "axpb_explicit"),
-                 dict(broadcast="explicit", axes_mapping=[1]), (_f32(3), _f32(3), X),
+    "explicit": (("T x, T a, T b", "T z", "z = a * x + b", "axpb_explicit"),
+                 dict(broadcast="explicit", axes_mapping=[1]), (X, _f32(3), _f32(3)),
                  _f32(3)[None, :, None, None] * X + _f32(3)[None, :, None, None]),
-    "explicit_2d": (("T a, T x", "T z", "z = a * x", "ax_explicit"), dict(broadcast="explicit", axes_mapping=[0, 2]),
-                    (_f32(2, 4), X), _f32(2, 4)[:, None, :, None] * X),
+    "explicit_2d": (("T x, T a", "T z", "z = a * x", "ax_explicit"), dict(broadcast="explicit", axes_mapping=[0, 2]),
+                    (X, _f32(2, 4)), _f32(2, 4)[:, None, :, None] * X),
     "bidirectional": (("T a, T x", "T z", "z = a * x", "ax_bidi"), dict(broadcast="bidirectional"),
                       (_f32(3, 1), _f32(2, 1, 6)), _f32(3, 1) * _f32(2, 1, 6)),
     "none": (AXPB, dict(broadcast="none"), (X, X, X), X * X + X),
@@ -196,11 +196,11 @@ RULE_ERRORS = [
      r"broadcast \(pdpd, axis=1\): arg 1 with shape \(4, 4\)->\(1, 4, 4, 1\) does not fit arg 0 with shape "
      r"\(2, 3, 4, 5\) at output dim 1: 4 vs 3 .*\[ElementwiseKernel 'axpb_pdpd': arg 0 = 'x', arg 1 = 'a', "
      r"arg 2 = 'b', the first is the target\]"),
-    (("T a, T b, T x", "T z", "z = a * x + b", "axpb_explicit"), dict(broadcast="explicit", axes_mapping=[1]),
-     (_f32(3), _f32(4), X),
+    (("T x, T a, T b", "T z", "z = a * x + b", "axpb_explicit"), dict(broadcast="explicit", axes_mapping=[1]),
+     (X, _f32(3), _f32(4)),
      r"broadcast \(explicit, axes_mapping=\[1\]\): arg 0 with shape \(4,\)->\(1, 4, 1, 1\) does not fit arg 1 .* "
-     r"4 vs 3 .*\[ElementwiseKernel 'axpb_explicit': arg 0 = 'b', arg 1 = 'x', the last is the target\]"),
-    (("T a, T x", "T z", "z = a * x", "ax_explicit"), dict(broadcast="explicit"), (_f32(3), X),
+     r"4 vs 3 .*\[ElementwiseKernel 'axpb_explicit': arg 0 = 'b', arg 1 = 'x', arg 1 is the target\]"),
+    (("T x, T a", "T z", "z = a * x", "ax_explicit"), dict(broadcast="explicit"), (X, _f32(3)),
      r"rule 'explicit' needs axes_mapping"),
     (AXPB, dict(broadcast="bidirectional"), (X, X, X), r"rule 'bidirectional' takes exactly 2 shapes, got 3"),
     (AXPB, dict(broadcast="none"), (X, X, _f32(5)), r"broadcast \(none\): shapes must be equal"),
@@ -337,6 +337,8 @@ def test_dask_arrays_chunk_by_chunk():
     z = k(x, a, b, broadcast="pdpd", axis=1)
     assert isinstance(z, da.Array)
     np.testing.assert_array_equal(z.compute(), a[None, :, :, None] * X + _f32(3, 1)[None, :, :, None])
+    z = k(x, a, _f32(3, 4), broadcast="explicit", axes_mapping=[1, 2])
+    np.testing.assert_array_equal(z.compute(), a[None, :, :, None] * X + _f32(3, 4)[None, :, :, None])
     with pytest.raises(gb.BroadcastError, match="pdpd"):                     # planned now, not at compute()
         k(x, _f32(4, 4), b, broadcast="pdpd", axis=1)
     with pytest.raises(TypeError, match="outputs cannot be given with Dask arrays"):
