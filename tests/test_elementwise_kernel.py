@@ -213,6 +213,23 @@ def test_rule_violations_are_the_planners_errors(decl, kwargs, args, message):
         gb.ElementwiseKernel(*decl)(*args, **kwargs)
 
 
+def test_generated_kernels_compile_with_nvrtc_for_sm80_and_sm90():
+    from gpubcast.cuda import compiler
+    try:
+        compiler.nvrtc_version()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    f32 = np.dtype(np.float32)
+    k = gb.ElementwiseKernel("T x, raw T y, float32 s", "T z", "z = x * s + y[i % y.size()]", "nvrtc_check")
+    sig = k.signature((f32,) * 4, (("T", f32),), ("array", "raw", "scalar", "array"))
+    family, names = build.gpu_family(sig)
+    assert names == (f"{family}::nvrtc_check<gb::u32>", f"{family}::nvrtc_check<gb::u64>")
+    for arch in ("sm_80", "sm_90"):
+        compiled = compiler.compile_family(family, names, arch)
+        assert compiled.binary[:4] == b"\x7fELF" and set(compiled.lowered) == set(names)
+        assert "error" not in compiled.log
+
+
 # ---- errors ---------------------------------------------------------------------------------------
 
 def test_bad_kernels_are_clear_errors_with_the_users_line(xp):
