@@ -55,9 +55,15 @@ def elementwise_kernels(rng) -> int:
     import gpubcast as gb
     from gpubcast import elementwise_kernel
 
-    axpb = gb.ElementwiseKernel("T x, T a, T b", "T z", "z = a * x + b", "axpb")
-    reverse = gb.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")
-    iota = gb.ElementwiseKernel("", "int64 y", "y = i", "iota")
+    def axpb(*args, **kwargs):    # new kernel objects each time: no hot path keeps the other index width
+        return gb.ElementwiseKernel("T x, T a, T b", "T z", "z = a * x + b", "axpb")(*args, **kwargs)
+
+    def reverse(*args):
+        return gb.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")(*args)
+
+    def iota(size):
+        return gb.ElementwiseKernel("", "int64 y", "y = i", "iota")(size=size)
+
     x = rng.standard_normal((7, 33, 65)).astype(np.float32)
     a, b = rng.standard_normal(33).astype(np.float32), rng.standard_normal((33, 1)).astype(np.float32)
     xt = x.transpose(2, 1, 0)[::-1]

@@ -286,31 +286,54 @@ def cpu_threads() -> int:
         return os.cpu_count() or 1
 
 
-class HostLauncher:
-    """``run_cpu`` of one call signature again on new arguments: the argument bytes of a first call
-    with the pointers and scalar values of the new arguments written in (same shapes, strides, types)."""
+class Launcher:
+    """One call signature run again on new arguments: the argument bytes of its first call with the
+    new arguments' pointers and scalar values written in (same shapes, strides and types).
+    ``pointers``: (argument, byte offset) pairs; ``values``: (argument, byte offset, NumPy scalar type);
+    ``pointer(array)``: its address; ``launch(bytes)``: runs the kernel."""
 
-    def __init__(self, sig: Signature, row_kinds: tuple, data: bytes, nin: int):
-        kinds, n = sig.kinds, len(sig.kinds)
-        ptr0 = 8 * (2 + MAX_HOST_DIMS)
-        value0 = ptr0 + 8 * n + 8 * n * MAX_HOST_DIMS + 8 * n
-        self.fn, self.template, self.name = cpu_function(sig, row_kinds), bytearray(data), sig.name
-        self.nin = nin                  # arguments before the outputs
-        self.pointers = [(k, ptr0 + 8 * k) for k, kind in enumerate(kinds) if kind != "scalar"]
-        self.values = [(k, value0 + 16 * k, np.dtype(t).type) for k, (kind, t) in enumerate(zip(kinds, sig.types))
-                       if kind == "scalar"]
+    def __init__(self, template: bytes, nin: int, pointers, values, pointer, launch):
+        self.template, self.nin, self.pointers, self.values = bytearray(template), nin, pointers, values
+        self.pointer, self.launch = pointer, launch
 
     def __call__(self, args) -> None:
         buf = bytearray(self.template)
         for k, off in self.pointers:
-            struct.pack_into("<Q", buf, off, args[k].__array_interface__["data"][0])
+            struct.pack_into("<Q", buf, off, self.pointer(args[k]))
         for k, off, cast in self.values:
             value = cast(args[k]).tobytes()
             buf[off:off + len(value)] = value
-        data = bytes(buf)
-        if self.fn(data, len(data), cpu_threads()):
-            raise RuntimeError(f"ElementwiseKernel '{self.name}': argument of {len(data)} bytes does not fit its "
+        self.launch(bytes(buf))
+
+
+def _slots(sig: Signature, ptr0: int, value0: int):
+    """(pointer slots, value slots) of ``sig``'s argument struct: pointer k at ptr0 + 8k, value k at
+    value0 + 16k."""
+    pointers = [(k, ptr0 + 8 * k) for k, kind in enumerate(sig.kinds) if kind != "scalar"]
+    values = [(k, value0 + 16 * k, np.dtype(t).type) for k, (kind, t) in enumerate(zip(sig.kinds, sig.types))
+              if kind == "scalar"]
+    return pointers, values
+
+
+def host_launcher(sig: Signature, row_kinds: tuple, data: bytes, nin: int) -> Launcher:
+    """``run_cpu(sig, row_kinds, ...)`` again, from the first call's argument bytes ``data``."""
+    n = len(sig.kinds)
+    ptr0 = 8 * (2 + MAX_HOST_DIMS)
+    pointers, values = _slots(sig, ptr0, ptr0 + 8 * n + 8 * n * MAX_HOST_DIMS + 8 * n)
+    fn = cpu_function(sig, row_kinds)
+
+    def launch(data: bytes) -> None:
+        if fn(data, len(data), cpu_threads()):
+            raise RuntimeError(f"ElementwiseKernel '{sig.name}': argument of {len(data)} bytes does not fit its "
                                f"CPU build (a gpubcast bug)")
+    return Launcher(data, nin, pointers, values, lambda a: a.__array_interface__["data"][0], launch)
+
+
+def device_launcher(sig: Signature, bits: int, params: bytes, size: int, nin: int, pointer) -> Launcher:
+    """``run_gpu(sig, bits, ..., size)`` again (current stream), from the first call's ``params``."""
+    n = len(sig.kinds)
+    pointers, values = _slots(sig, 0, 8 * n)
+    return Launcher(params, nin, pointers, values, pointer, lambda data: run_gpu(sig, bits, data, size))
 
 
 def run_cpu(sig: Signature, row_kinds: tuple, args: bytes) -> None:

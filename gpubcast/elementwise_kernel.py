@@ -155,7 +155,7 @@ class ElementwiseKernel:
     def outputs(self, *args, size=None, stream=None, block_size=None, broadcast=None, axis=None,
                 axes_mapping=None) -> tuple:
         """``__call__``, always returning the tuple of outputs (whatever ``no_return`` / ``return_tuple``)."""
-        key = _hot_key(args, size, broadcast, axis, axes_mapping)
+        key = _hot_key(args, size, stream, broadcast, axis, axes_mapping)
         hot = self._hot.get(key) if key is not None else None
         if hot is not None:
             return hot(args)
@@ -212,7 +212,7 @@ class ElementwiseKernel:
             if key is not None and launcher is not None:
                 if len(self._hot) >= _HOT_MAX:
                     self._hot.clear()
-                self._hot[key] = _hot_runner(launcher, allocate)
+                self._hot[key] = _hot_runner(launcher, allocate, xp)
         return result
 
     def _result(self, outs):
@@ -344,9 +344,9 @@ class ElementwiseKernel:
         sig = self.signature(types, placeholders, kinds)
         shape, csets, _ = coalesce(out_shape, sets, c_strides(out_shape))
         if gpu:
-            self._run_gpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets, stream)
-            return None
-        launcher = self._run_cpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets)
+            launcher = self._run_gpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets, stream)
+        else:
+            launcher = self._run_cpu(sig, kinds, ptrs, values, raw_sizes, n, shape, csets)
         return None if copied else launcher
 
     def _run_gpu(self, sig, kinds, ptrs, values, raw_sizes, n, shape, csets, stream):
@@ -364,23 +364,24 @@ class ElementwiseKernel:
                 general = 1
         params = build.gpu_params(len(kinds), bits, ptrs, values, raw_sizes, n, contig, general, shape, csets)
         build.run_gpu(sig, bits, params, n, stream)
+        return build.device_launcher(sig, bits, params, n, self.nin, lambda a: _pointer(a, True))
 
     def _run_cpu(self, sig, kinds, ptrs, values, raw_sizes, n, shape, csets):
         row_kinds = tuple(None if kind != "array" else {0: 0, 1: 1}.get(st[-1], 2)
                           for kind, st in zip(kinds, csets))
         data = build.host_args(len(kinds), len(shape), n, shape, ptrs, csets, raw_sizes, values)
         build.run_cpu(sig, row_kinds, data)
-        return build.HostLauncher(sig, row_kinds, data, self.nin)
+        return build.host_launcher(sig, row_kinds, data, self.nin)
 
 
 _HOT_MAX = 1024
 _SCALARS = (bool, int, float)
 
 
-def _hot_key(args, size, broadcast, axis, axes_mapping):
-    """The key of a call whose arguments are all NumPy arrays or scalars (None otherwise): the second
-    call with the same key skips parsing, type resolution and planning (``_hot_runner``)."""
-    if size is not None or type(axes_mapping) is list:
+def _hot_key(args, size, stream, broadcast, axis, axes_mapping):
+    """The key of a call whose arguments are all NumPy or CuPy arrays and scalars (None otherwise): the
+    second call with the same key skips parsing, type resolution and planning (``_hot_runner``)."""
+    if size is not None or stream is not None or type(axes_mapping) is list:
         return None
     key = [len(args), broadcast, axis, axes_mapping]
     for a in args:
@@ -389,19 +390,21 @@ def _hot_key(args, size, broadcast, axis, axes_mapping):
             key.append((a.dtype, a.shape, a.strides, a.flags.writeable))
         elif t in _SCALARS or isinstance(a, np.generic):
             key.append(t)
+        elif t.__name__ == "ndarray" and t.__module__.startswith("cupy"):
+            key.append((t, a.dtype, a.shape, a.strides))
         else:
             return None
     return tuple(key)
 
 
-def _hot_runner(launcher, allocate):
+def _hot_runner(launcher, allocate, xp):
     """A call of the same signature: outputs allocated as before (or the given ones), then ``launcher``."""
     def run(args):
         if allocate is None:
             outs = tuple(args[launcher.nin:])
         else:
             shape, dtypes = allocate
-            outs = tuple(np.empty(shape, t) for t in dtypes)
+            outs = tuple(xp.empty(shape, dtype=t) for t in dtypes)
             args = (*args, *outs)
         launcher(args)
         return outs
@@ -425,6 +428,15 @@ def _elements(a) -> tuple[int, ...]:
 
 
 def _pointer(a, gpu: bool) -> int:
-    if gpu:
-        return int(a.data.ptr)
-    return a.__array_interface__["data"][0]
+    """The address of element (0, ..., 0); on the GPU, refused where a kernel would fault."""
+    if not gpu:
+        return a.__array_interface__["data"][0]
+    ptr = int(a.data.ptr)
+    if a.dtype.itemsize and ptr % a.dtype.itemsize:
+        raise ValueError(f"CUDA array of {a.dtype} at address {ptr:#x} is not aligned to its {a.dtype.itemsize}-byte "
+                         f"elements; copy it first (cupy.ascontiguousarray of an aligned view)")
+    device = backends.get("cuda").xp.cuda.Device().id
+    if a.data.device_id != device:
+        raise ValueError(f"a CuPy array on device {a.data.device_id} with the current device {device}: compute on "
+                         f"its device (with cupy.cuda.Device({a.data.device_id}): ...) or move it there")
+    return ptr
