@@ -107,7 +107,13 @@ def numpy_peer() -> Library:
 def cupy_peer() -> Library:
     import cupy
     peer = _array_module_peer("cupy", "CuPy", "gpu", cupy)
-    peer.axpb, peer.axpb_note = cupy.ElementwiseKernel(*AXPB_KERNEL), "cupy.ElementwiseKernel"
+    kernel = []                   # made on first use
+
+    def axpb(a, x, b, out):
+        if not kernel:
+            kernel.append(cupy.ElementwiseKernel(*AXPB_KERNEL))
+        return kernel[0](a, x, b, out)
+    peer.axpb, peer.axpb_note = axpb, "cupy.ElementwiseKernel"
     return peer
 
 

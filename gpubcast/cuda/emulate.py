@@ -166,7 +166,7 @@ def translation_unit(family: str, names: list[str]) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _compiler_version(cxx: str) -> str:
+def compiler_version(cxx: str) -> str:
     proc = subprocess.run([cxx, "--version"], capture_output=True, text=True)
     return proc.stdout.strip()
 
@@ -182,7 +182,7 @@ def build_library(kind: str, label: str, text: str, flags, includes=(), purpose:
     else built now (by one process at a time).  The key holds the text, the compiler (path and
     ``--version``), the flags and the include folders.  ``BuildError`` when the compiler fails."""
     cxx = compiler(purpose)
-    key = "\0".join([kind, hashlib.sha256(text.encode()).hexdigest(), cxx, _compiler_version(cxx), *flags,
+    key = "\0".join([kind, hashlib.sha256(text.encode()).hexdigest(), cxx, compiler_version(cxx), *flags,
                      *includes])
     lib = cache.entry_path(kind, label, key, ".so")
     if lib is None:  # no usable cache directory: a private build, removed with the process's temp files
