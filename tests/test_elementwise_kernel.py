@@ -67,6 +67,8 @@ def test_raw_argument_documented(xp):
     x = np.arange(6, dtype=np.int64) * 10
     y = np.arange(6, dtype=np.int64)
     np.testing.assert_array_equal(host(add_reverse(xp.asarray(x), xp.asarray(y))), x + y[::-1])
+    y2 = np.arange(12, dtype=np.int64)[::2]                                  # a strided raw input: copied first
+    np.testing.assert_array_equal(host(add_reverse(xp.asarray(x), xp.asarray(np.arange(12))[::2])), x + y2[::-1])
 
 
 def test_size_for_kernels_without_non_raw_arrays(xp):
@@ -295,6 +297,20 @@ def test_call_errors(xp):
         sq(x, x, size=3)
     with pytest.raises(ValueError, match="Output array size is Undecided"):
         gb.ElementwiseKernel("T x", "raw T y", "y[i] = x", "scatter")(x)
+
+
+def test_stream_argument_and_read_only_outputs(cupy):
+    sq = gb.ElementwiseKernel(*SQUARED_DIFF)
+    stream = cupy.cuda.Stream()
+    r = sq(cupy.ones(3, np.float32), 3.0, stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(host(r), [4, 4, 4])
+    if hasattr(cupy, "launches"):                                          # the virtual device records the stream
+        assert cupy.launches[-1][3] == stream.ptr
+    frozen = np.zeros(3, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="output 'z' is read-only"):
+        sq(np.ones(3, np.float32), 3.0, frozen)
 
 
 def test_host_arrays_mixed_with_cuda_arrays_are_a_type_error(cupy):
