@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cuda import sources
+
 #: C type of each dtype in kernel code (CuPy's names)
 CTYPES = {
     np.dtype(np.bool_): "bool", np.dtype(np.int8): "signed char", np.dtype(np.uint8): "unsigned char",
@@ -146,6 +148,7 @@ class Signature:
         return "\n".join([
             f"// gpubcast.ElementwiseKernel '{self.name}' for the CPU (generated: kernels/elementwise_host.h)",
             "#define __device__", "#define __host__", "#define __global__", "#define __forceinline__ inline",
+            *sources.defines(self.options),
             '#include "elementwise_host.h"',
             "using std::min;", "using std::max;",
             self._typedefs() + self._user("preamble"),
@@ -213,7 +216,6 @@ def source_error(sig: Signature, where: str, log: str) -> KernelSourceError:
 @functools.lru_cache(maxsize=1024)
 def gpu_family(sig: Signature) -> tuple[str, tuple[str, str]]:
     """(family, (u32 name expression, u64 name expression)) of ``sig``, registered with the sources."""
-    from .cuda import sources
     digest = hashlib.sha256("\0".join([sig.gpu_source(), *sig.options]).encode()).hexdigest()[:20]
     family = f"ewk_{digest}"          # also the kernel's namespace: one name expression, one kernel
     names = (f"{family}::{sig.name}<gb::u32>", f"{family}::{sig.name}<gb::u64>")
@@ -261,7 +263,7 @@ def host_args(n: int, ndim: int, size: int, shape, ptrs, strides, raw_sizes, val
 @functools.lru_cache(maxsize=1024)
 def cpu_function(sig: Signature, row_kinds: tuple):
     """``gb_ewk_run`` of ``sig`` built for ``row_kinds`` (a proven cached library, else built now)."""
-    from .cuda import emulate, sources
+    from .cuda import emulate
     text = sources.inline_headers(sig.cpu_source(row_kinds))
     try:
         lib = emulate.build_library("cpu", f"ewk_{sig.name}", text, HOST_FLAGS,

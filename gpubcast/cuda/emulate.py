@@ -157,9 +157,9 @@ def _ept_expr(name: str) -> str:
 
 
 def translation_unit(family: str, names: list[str]) -> str:
-    defines = [f"#define {o[2:].partition('=')[0]} {o[2:].partition('=')[2] or 1}\n"
-               for o in sources.extra_options(family) if o.startswith("-D")]     # a generated family's NVRTC -D
-    parts = [_PRELUDE.format(family=family), *defines, sources.source(family), _RUNNER.format()]
+    defines = sources.defines(sources.extra_options(family))      # a generated family's NVRTC -D options
+    parts = [_PRELUDE.format(family=family), *(d + "\n" for d in defines),
+             sources.source(family), _RUNNER.format()]
     for i, name in enumerate(names):
         parts.append(_ENTRY.format(i=i, name=name, ept=_ept_expr(name)))
     return "".join(parts)

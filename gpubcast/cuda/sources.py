@@ -88,6 +88,13 @@ def register(family: str, text: str, names, options=()) -> None:
         raise ValueError(f"generated kernel family {family!r} is registered with another source")
 
 
+def defines(options) -> list[str]:
+    """The ``#define`` lines of the ``-DNAME[=VALUE]`` options among NVRTC ``options`` (host builds of a
+    generated family take its definitions this way)."""
+    return [f"#define {o[2:].partition('=')[0]} {o[2:].partition('=')[2] or 1}" for o in options
+            if o.startswith("-D")]
+
+
 def generated_names(family: str) -> tuple[str, ...] | None:
     """The name expressions of generated family ``family`` (None for the families of kernels/)."""
     entry = _GENERATED.get(family)
