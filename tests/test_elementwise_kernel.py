@@ -62,6 +62,20 @@ def test_type_placeholders_documented(xp):
             np.testing.assert_array_equal(host(r), ref)
 
 
+@pytest.mark.parametrize("dtype", list(build.CTYPES), ids=str)
+def test_every_supported_type(dtype, xp):
+    x = (np.arange(-6, 6) * 23).astype(dtype) if dtype != np.bool_ else np.arange(12) % 3 == 0
+    if dtype == np.bool_:
+        k, want = gb.ElementwiseKernel("T x", "T y", "y = !x", "negate"), ~x
+    else:
+        k = gb.ElementwiseKernel("T x", "T y", "y = x * (T)3 + (T)1", "three_x_plus_one")
+        with np.errstate(over="ignore"):
+            want = x * dtype.type(3) + dtype.type(1)     # wraps like C++'s conversion back to T
+    got = k(xp.asarray(x))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(host(got), want)
+
+
 def test_raw_argument_documented(xp):
     add_reverse = gb.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")
     x = np.arange(6, dtype=np.int64) * 10
