@@ -15,8 +15,9 @@ class BuildPyWithKernels(build_py):
         super().run()
         target = Path(self.build_lib) / "gpubcast" / "kernels"
         target.mkdir(parents=True, exist_ok=True)
-        for source in sorted(KERNELS.glob("*.cu*")):
-            shutil.copy2(source, target / source.name)
+        for pattern in ("*.cu*", "*.h"):      # *.h: the CPU skeleton of ElementwiseKernel
+            for source in sorted(KERNELS.glob(pattern)):
+                shutil.copy2(source, target / source.name)
 
 
 setup(cmdclass={"build_py": BuildPyWithKernels})

@@ -3,7 +3,8 @@
 Covers the contiguous kernels (vector and element paths: aligned and misaligned pointers,
 tails), kernel-argument scalars and device scalars, the general kernels with strided,
 transposed, negative-stride and broadcast operands and strided outputs, the 64-bit index
-path (forced), chained variadic launches and data movement of every element size.
+path (forced), chained variadic launches, data movement of every element size, and
+gpubcast.ElementwiseKernel's generated kernels (broadcast, strided, raw, size=; both index paths).
 Each result is checked against the NumPy reference; exit status 1 on any mismatch.
 
     compute-sanitizer --tool memcheck --error-exitcode 1 python ci/sanitize_run.py
@@ -43,9 +44,48 @@ def main() -> int:
                 failures += 1
                 print(f"MISMATCH {'64-bit ' if force64 else ''}{case.name}: {checks._difference(got, want)}")
     be.execute = execute
+    failures += elementwise_kernels(rng)
     cupy.cuda.Device().synchronize()
-    print(f"sanitize run: {2 * len(cases)} calls, {failures} mismatches")
+    print(f"sanitize run: {2 * len(cases)} calls and the ElementwiseKernel runs, {failures} mismatches")
     return 1 if failures else 0
+
+
+def elementwise_kernels(rng) -> int:
+    """User kernels (gpubcast.ElementwiseKernel) on both index paths, each against NumPy; mismatches."""
+    import gpubcast as gb
+    from gpubcast import elementwise_kernel
+
+    def axpb(*args, **kwargs):    # new kernel objects each time: no hot path keeps the other index width
+        return gb.ElementwiseKernel("T x, T a, T b", "T z", "z = a * x + b", "axpb")(*args, **kwargs)
+
+    def reverse(*args):
+        return gb.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")(*args)
+
+    def iota(size):
+        return gb.ElementwiseKernel("", "int64 y", "y = i", "iota")(size=size)
+
+    x = rng.standard_normal((7, 33, 65)).astype(np.float32)
+    a, b = rng.standard_normal(33).astype(np.float32), rng.standard_normal((33, 1)).astype(np.float32)
+    xt = x.transpose(2, 1, 0)[::-1]
+    runs = [
+        (lambda: axpb(cupy.asarray(x), cupy.asarray(a)[:, None], cupy.asarray(b)), a[:, None] * x + b),
+        (lambda: axpb(cupy.asarray(x), cupy.asarray(a), cupy.asarray(b), broadcast="pdpd", axis=1),
+         a[:, None] * x + b),
+        (lambda: axpb(cupy.asarray(x).transpose(2, 1, 0)[::-1], cupy.asarray(a)[:, None], cupy.asarray(b)),
+         a[:, None] * xt + b),
+        (lambda: reverse(cupy.asarray(x), cupy.asarray(x)), x + x.reshape(-1)[::-1].reshape(x.shape)),
+        (lambda: iota(size=1000), np.arange(1000)),
+    ]
+    failures, limit = 0, elementwise_kernel.INT32_LIMIT
+    for force64 in (False, True):
+        elementwise_kernel.INT32_LIMIT = 10 if force64 else limit
+        for k, (run, want) in enumerate(runs):
+            got = cupy.asnumpy(run())
+            if got.shape != want.shape or not np.allclose(got, want, rtol=1e-6, atol=1e-6):
+                failures += 1
+                print(f"MISMATCH {'64-bit ' if force64 else ''}ElementwiseKernel run {k}")
+    elementwise_kernel.INT32_LIMIT = limit
+    return failures
 
 
 if __name__ == "__main__":

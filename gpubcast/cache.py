@@ -4,7 +4,8 @@ before use, and its upkeep (``python -m gpubcast cache``).
 Layout: ``<root>/<gpubcast version>/<kind>/<entry files>``.  ``root`` is ``$GPUBCAST_CACHE_DIR``, or
 the user's cache directory (platformdirs: ``~/.cache/gpubcast`` on Linux), never the package's own
 directory (installed packages are often read-only).  Kinds: ``numba`` (the CPU backend's compiled
-functions), ``nvrtc`` (CUBIN/PTX of the CUDA kernels), ``emulation`` (host builds of the kernels).
+functions), ``nvrtc`` (CUBIN/PTX of the CUDA kernels), ``emulation`` (host builds of the kernels),
+``cpu`` (host builds of ``gpubcast.ElementwiseKernel`` user kernels for NumPy arrays).
 
 An entry is one file: a header (magic, length of the key, SHA-256 of key and payload, length of the
 payload), the key, the payload.  The key is a text naming everything the payload was made from
@@ -36,7 +37,7 @@ from pathlib import Path
 
 from .version import __version__
 
-KINDS = ("numba", "nvrtc", "emulation")
+KINDS = ("numba", "nvrtc", "emulation", "cpu")
 #: ``--prune``'s default size cap
 DEFAULT_MAX_BYTES = 1 << 30
 

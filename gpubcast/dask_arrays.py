@@ -60,7 +60,7 @@ def apply(op: ops.Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mappi
               for x in inputs]
     template = _device_template(op, inputs)
     out_dtype = _resolve_types(op, inputs, dtype)
-    shapes = [_known_shape(op, i, x) for i, x in enumerate(inputs)]
+    shapes = [_known_shape(op.name, i, x) for i, x in enumerate(inputs)]
     name = f"gpubcast-{op.name}-" + tokenize(op.name, rule, axis, axes_mapping, dtype, target, shape, *inputs)
 
     if shape is not None:  # broadcast_to / expand: one Dask input, the target shape is no array
@@ -112,10 +112,10 @@ def _resolve_types(op, inputs, dtype) -> np.dtype:
     return np.dtype(out_dtype)
 
 
-def _known_shape(op, i, x) -> tuple:
+def _known_shape(what: str, i, x) -> tuple:
     shape = tuple(getattr(x, "shape", ()))
     if any(isinstance(n, float) and math.isnan(n) for n in shape):
-        raise ValueError(f"{op.name}: arg {i} is a Dask array of unknown chunk sizes (shape {shape}); gpubcast "
+        raise ValueError(f"{what}: arg {i} is a Dask array of unknown chunk sizes (shape {shape}); gpubcast "
                          f"plans the broadcast before computing, so call x.compute_chunk_sizes() first")
     return shape
 
@@ -174,6 +174,11 @@ def _target_chunks(x, out_shape):
 def _apply_block(op_name, dtype, layouts, rank, *blocks):
     """One output chunk: the op on the operands' chunks, laid onto the output's rank by ``layouts``
     (per operand its dim map, None for one passed as it is); then the NumPy rule is the requested rule."""
+    return dispatch.apply(ops.get(op_name), _aligned_blocks(layouts, rank, blocks), rule="numpy", dtype=dtype)
+
+
+def _aligned_blocks(layouts, rank, blocks) -> list:
+    """The operands' chunks laid onto the output's rank by ``layouts`` (see ``_apply_block``)."""
     aligned = []
     for b, dmap in zip(blocks, layouts):
         if dmap is not None:
@@ -186,7 +191,68 @@ def _apply_block(op_name, dtype, layouts, rank, *blocks):
                         shape[d] = n
                 b = b.reshape(shape)
         aligned.append(b)
-    return dispatch.apply(ops.get(op_name), aligned, rule="numpy", dtype=dtype)
+    return aligned
+
+
+def apply_kernel(kernel, args, *, rule: str = "numpy", axis: int = -1, axes_mapping=None) -> tuple:
+    """A ``gpubcast.ElementwiseKernel`` call with Dask arrays among ``args``: one lazy Dask array per
+    output.  Types and shapes are checked now (the kernel's own errors); each output chunk runs the
+    kernel on the operands' chunks laid onto the output's rank, under the NumPy rule.  ``i`` and
+    ``_ind.size()`` are then a chunk's own.  Outputs may not be given and ``raw`` parameters may not be
+    Dask arrays (a chunk would see only part of them)."""
+    import dask.array as da
+    from dask.array.utils import meta_from_array
+    from dask.base import tokenize
+
+    if len(args) != kernel.nin:
+        raise TypeError(f"ElementwiseKernel '{kernel.name}': outputs cannot be given with Dask arrays (they are "
+                        f"lazy and immutable); call it with the {kernel.nin} inputs and use the returned arrays")
+    args = [x if _dt.is_python_scalar(x) or hasattr(x, "dtype") and hasattr(x, "shape") else np.asarray(x)
+            for x in args]
+    for p, x in zip(kernel.in_params, args):
+        if p.raw and backends.is_dask_array(x):
+            raise TypeError(f"ElementwiseKernel '{kernel.name}': raw parameter '{p.name}' cannot be a Dask array "
+                            f"(each chunk would index only its part); pass a NumPy or CuPy array")
+    is_array = [not _dt.is_python_scalar(x) and not isinstance(x, np.generic) for x in args]
+    types, _ = kernel.resolve_types([x.dtype if a else None for x, a in zip(args, is_array)], [])
+    template = next(x for x in args if backends.is_dask_array(x))
+    cuda = backends.is_cuda_array(template._meta)
+    planned = [k for k, (p, a) in enumerate(zip(kernel.in_params, is_array)) if a and not p.raw]
+    out_shape, planned_maps = kernel.dim_maps([_known_shape(f"ElementwiseKernel '{kernel.name}'", k, args[k])
+                                               for k in planned], [kernel.in_params[k].name for k in planned],
+                                              rule, axis, axes_mapping)
+    maps = dict(zip(planned, planned_maps))
+    chunks = _reference_chunks([args[k] for k in planned], planned_maps, out_shape)
+    blockwise_args, layouts = [], []
+    for k, x in enumerate(args):
+        if k not in maps:                 # scalar, or a raw array: handed to every chunk as it is
+            blockwise_args += [x, None]
+            layouts.append(None)
+            continue
+        dmap = maps[k]
+        if not backends.is_dask_array(x):
+            if cuda and not backends.is_cuda_array(x) and x.ndim:
+                raise TypeError(f"ElementwiseKernel '{kernel.name}': cannot mix host data (shape {x.shape}) with "
+                                f"CUDA-chunked Dask arrays; move it to the GPU first")
+            x = da.from_array(x, chunks=tuple(chunks[d] if d is not None and n != 1 else (n,)
+                                              for n, d in zip(x.shape, dmap)), asarray=False)
+        blockwise_args += [x, tuple(f"o{d}" if d is not None else f"c{k}_{j}" for j, d in enumerate(dmap))]
+        layouts.append(dmap)
+    out_ind = tuple(f"o{d}" for d in range(len(out_shape)))
+    token = tokenize(kernel.name, kernel.in_params, kernel.out_params, kernel.operation, kernel.preamble,
+                     kernel.loop_prep, kernel.after_loop, kernel.options, rule, axis, axes_mapping, *args)
+    outs = []
+    for j, t in enumerate(types[kernel.nin:]):
+        block = functools.partial(_kernel_block, kernel, tuple(layouts), len(out_shape), j)
+        meta = meta_from_array(template, ndim=len(out_shape), dtype=t)
+        outs.append(da.blockwise(block, out_ind, *blockwise_args, name=f"gpubcast-{kernel.name}-{j}-{token}",
+                                 dtype=t, meta=meta, concatenate=False, align_arrays=True))
+    return tuple(outs)
+
+
+def _kernel_block(kernel, layouts, rank, j, *blocks):
+    """Output ``j`` of ``kernel`` on one set of chunks (aligned by ``layouts``, the NumPy rule)."""
+    return kernel.outputs(*_aligned_blocks(layouts, rank, blocks), broadcast="numpy")[j]
 
 
 def _copy_block(block):

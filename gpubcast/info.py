@@ -89,6 +89,17 @@ def backends_found() -> dict[str, str | None]:
     return found
 
 
+def host_compiler() -> str:
+    """The C++ compiler gpubcast.ElementwiseKernel builds CPU kernels with (first line of --version),
+    or why there is none."""
+    from gpubcast.cuda import emulate
+    try:
+        cxx = emulate.compiler("gpubcast.ElementwiseKernel on NumPy arrays")
+        return f"{cxx} ({emulate.compiler_version(cxx).splitlines()[0]})"
+    except Exception as e:  # noqa: BLE001 - report, never crash
+        return f"unavailable: {e}"
+
+
 def run(args) -> int:
     import gpubcast
     from gpubcast import backends, cache
@@ -100,6 +111,7 @@ def run(args) -> int:
     for name, why in backends_found().items():
         print(f"  {name:12s} {'available' if why is None else 'unavailable: ' + why}")
     print(f"default CPU backend: {backends.DEFAULT_CPU}")
+    print(f"ElementwiseKernel on NumPy arrays: {host_compiler()}")
     print(f"cache of compiled code: {cache.root() / cache.__version__} (python -m gpubcast cache)")
     cpu = cpu_info()
     print(f"CPU: {cpu['model']} ({cpu['machine']}, {cpu['cores']} cores)")

@@ -40,9 +40,11 @@ def test_sizes_are_bandwidth_bound_and_tiny_is_tiny(pattern):
 
 def test_suite_covers_every_op_and_rule_the_issue_names():
     assert [p.name for p in PATTERNS] == ["same", "scalar", "row", "column", "nchw", "outer", "rank6",
-                                          "transposed", "pdpd", "explicit", "expand", "where", "sum4"]
+                                          "transposed", "pdpd", "explicit", "expand", "where", "sum4", "axpb"]
     assert {(p.op, p.rule) for p in PATTERNS} == {("add", "numpy"), ("add", "pdpd"), ("copy", "explicit"),
-                                                  ("copy", "bidirectional"), ("where", "numpy"), ("sum", "numpy")}
+                                                  ("copy", "bidirectional"), ("where", "numpy"), ("sum", "numpy"),
+                                                  ("axpb", "numpy")}
+    assert BY_NAME["axpb"].shapes("large", "cpu") == ((1, 64, 1, 1), (128, 64, 56, 56), (1, 64, 1, 1))
     assert len(BY_NAME["sum4"].tiny) == 4
 
 
@@ -87,6 +89,8 @@ def test_every_cpu_peer_computes_numpys_result(pattern, dtype):
             want = np.where(*views)
         elif pattern.op in ("add", "sum"):
             want = sum(views[1:], views[0])
+        elif pattern.op == "axpb":
+            want = views[0] * views[1] + views[2]
         else:
             want = views[0]
         assert got.shape == out and got.dtype == np.dtype(dtype), peer.name
@@ -105,13 +109,15 @@ def test_peers_footnote_what_they_cannot_express():
     np_peer, ort = numpy_peer(), OnnxRuntime()
     for name, expect_np, expect_ort in [("pdpd", "reshaped", "reshaped"), ("explicit", "reshaped", "reshaped"),
                                         ("where", "no out=", None), ("sum4", "in-place adds", None),
-                                        ("transposed", None, "contiguous on every call"), ("row", None, None)]:
+                                        ("transposed", None, "contiguous on every call"), ("row", None, None),
+                                        ("axpb", "two ops", "two nodes")]:
         p = BY_NAME[name]
         case = make_cases(p, p.tiny, np.float32, sets=1)[0]
         for peer, expect in ((np_peer, expect_np), (ort, expect_ort)):
             note = peer.bind(p, p.tiny, case)[1]
             assert (note is None) if expect is None else (expect in note), (name, peer.name, note)
-        assert Gpubcast("numpy", "cpu", np, "g").bind(p, p.tiny, case)[1] is None
+        note = Gpubcast("numpy", "cpu", np, "g").bind(p, p.tiny, case)[1]
+        assert ("ElementwiseKernel" in note) if name == "axpb" else note is None
 
 
 def test_agrees_and_sample():

@@ -322,8 +322,11 @@ def test_dtype_argument_as_on_the_cpu(cupy):
 def test_benchmark_patterns_as_the_benchmark_calls_them(dtype, cupy):
     """Every pattern of gpubcast/bench/patterns.py at its tiny shapes, through the benchmark's own
     binding (``peers.Gpubcast``, out= buffers from ``make_cases``), against the NumPy backend."""
+    from gpubcast import elementwise_build
     from gpubcast.bench import patterns, peers
     for pattern in patterns.PATTERNS:
+        if pattern.op == "axpb" and np.dtype(dtype) not in elementwise_build.CTYPES:
+            continue   # ElementwiseKernel takes no float16 (a TypeError; the benchmark lists it as skipped)
         shapes = pattern.shapes("tiny", "gpu")
         host_in = patterns.host_operands(pattern, shapes, dtype)
         results = []

@@ -60,3 +60,11 @@ def test_host_array_mixed_with_cupy_chunks_is_an_eager_type_error():
         gb.add(x, np.ones(5))
     with pytest.raises(TypeError, match="cannot mix host data"):
         gb.add(x, da.ones(5, chunks=2))
+
+
+def test_elementwise_kernel_on_cupy_chunks():
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(9, 5, 7)).astype(np.float32), rng.normal(size=(5, 1)).astype(np.float32)
+    axpb = gb.ElementwiseKernel("T x, T a, T b", "T z", "z = a * x + b", "axpb")
+    x, y = on_gpu(a, (4, 3, 5)), on_gpu(b, (2, 1))
+    assert_cupy_result(axpb(x, y, y, broadcast="pdpd", axis=1), b.reshape(1, 5, 1) * a + b.reshape(1, 5, 1))

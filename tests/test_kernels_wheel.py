@@ -54,7 +54,9 @@ def wheel(tmp_path_factory):
 
 def test_wheel_contains_every_kernel_source(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for source in (ROOT / "kernels").glob("*.cu*"):
+    sources = [*(ROOT / "kernels").glob("*.cu*"), *(ROOT / "kernels").glob("*.h")]   # *.h: ElementwiseKernel's CPU
+    assert any(s.name == "elementwise_host.h" for s in sources)
+    for source in sources:
         assert f"gpubcast/kernels/{source.name}" in names
 
 

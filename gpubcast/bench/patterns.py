@@ -1,7 +1,8 @@
 """The benchmark's pattern suite, defined once for ``python -m gpubcast bench`` and ``pytest bench/``.
 
-A pattern is one broadcasting situation: an op (``add``, ``where``, ``sum`` or
-``copy``, the data movement of ``broadcast_to``/``expand``), a rule set, and
+A pattern is one broadcasting situation: an op (``add``, ``where``, ``sum``,
+``copy``, the data movement of ``broadcast_to``/``expand``, or ``axpb``, a user kernel
+``z = a * x + b`` run by ``gpubcast.ElementwiseKernel``), a rule set, and
 operand shapes at three sizes:
 
 ``tiny``  a handful of elements: per-call latency;
@@ -27,7 +28,7 @@ from .measure import traffic_bytes
 
 SIZES = ("tiny", "large")
 DEVICES = ("cpu", "gpu")
-OPS = ("add", "where", "sum", "copy")
+OPS = ("add", "where", "sum", "copy", "axpb")
 
 Shapes = tuple  # tuple[tuple[int, ...], ...]
 
@@ -36,7 +37,7 @@ Shapes = tuple  # tuple[tuple[int, ...], ...]
 class Pattern:
     name: str
     title: str
-    op: str                      # add | where | sum | copy
+    op: str                      # add | where | sum | copy | axpb (operands a, x, b)
     tiny: Shapes
     cpu: Shapes
     gpu: Shapes
@@ -125,6 +126,10 @@ PATTERNS: tuple[Pattern, ...] = (
             tiny=(NCHW_TINY, (1, 3, 1, 1), (2, 1, 2, 2), (2,)),
             cpu=(NCHW_CPU, (1, 64, 1, 1), (128, 1, 56, 56), (56,)),
             gpu=(NCHW_GPU, (1, 64, 1, 1), (384, 1, 56, 56), (56,))),
+    Pattern("axpb", "custom kernel z = a*x+b, (1,C,1,1)*(N,C,H,W)+(1,C,1,1)", "axpb",
+            tiny=((1, 3, 1, 1), NCHW_TINY, (1, 3, 1, 1)), cpu=((1, 64, 1, 1), NCHW_CPU, (1, 64, 1, 1)),
+            gpu=((1, 64, 1, 1), NCHW_GPU, (1, 64, 1, 1)),
+            onnx_note="two nodes: Mul, then Add"),
 )
 
 BY_NAME = {p.name: p for p in PATTERNS}

@@ -23,6 +23,9 @@ from .patterns import Case, Pattern
 
 WHERE_ALLOCATES = "{lib}.where has no out=: it allocates its result on every call"
 SUM_AS_ADDS = "no variadic sum: one add, then two in-place adds into the output"
+AXPB_TWO_OPS = "two ops: multiply into the output, then an in-place add"
+#: the custom-kernel pattern's kernel, in CuPy's ElementwiseKernel conventions
+AXPB_KERNEL = ("T a, T x, T b", "T z", "z = a * x + b", "axpb")
 
 
 def _identity(x):
@@ -42,6 +45,8 @@ class Library:
     wrap: Callable = _identity   # a case's array -> the library's array (zero-copy)
     where_writes_out: bool = False
     note: str | None = None
+    axpb: Callable | None = None   # axpb(a, x, b, out): a user kernel; None: multiply, then add
+    axpb_note: str | None = None
 
     def bind(self, pattern: Pattern, shapes, case: Case):
         ins, out = [self.wrap(x) for x in case.inputs], self.wrap(case.out)
@@ -68,6 +73,15 @@ class Library:
         if pattern.op == "copy":
             (x,), (x_shape,), copy = ins, aligned, self.copy
             return (lambda: copy(out, x.reshape(x_shape))), note
+        if pattern.op == "axpb":
+            (a, x, b), axpb = ins, self.axpb
+            if axpb is not None:
+                return (lambda: axpb(a, x, b, out)), self.axpb_note
+
+            def two_ops():
+                add(_multiply(self.xp, a, x, out), b, out)
+                return out
+            return two_ops, AXPB_TWO_OPS
         raise ValueError(f"{self.name}: no way to run op {pattern.op!r}")
 
 
@@ -82,13 +96,25 @@ def _array_module_peer(name: str, label: str, device: str, xp) -> Library:
     return Library(name, label, device, xp, add, lambda c, x, y, out: xp.where(c, x, y), copy)
 
 
+def _multiply(xp, a, x, out):
+    return xp.multiply(a, x, out=out)
+
+
 def numpy_peer() -> Library:
     return _array_module_peer("numpy", "NumPy", "cpu", np)
 
 
 def cupy_peer() -> Library:
     import cupy
-    return _array_module_peer("cupy", "CuPy", "gpu", cupy)
+    peer = _array_module_peer("cupy", "CuPy", "gpu", cupy)
+    kernel = []                   # made on first use
+
+    def axpb(a, x, b, out):
+        if not kernel:
+            kernel.append(cupy.ElementwiseKernel(*AXPB_KERNEL))
+        return kernel[0](a, x, b, out)
+    peer.axpb, peer.axpb_note = axpb, "cupy.ElementwiseKernel"
+    return peer
 
 
 def torch_peer() -> Library:
@@ -108,13 +134,16 @@ def torch_peer() -> Library:
 
     def copy(out, x):
         return out.copy_(x)
+    def axpb(a, x, b, out):
+        return torch.addcmul(b, a, x, out=out)
     return Library("torch", "torch CUDA", "gpu", cupy, add, where, copy, wrap=torch.from_dlpack,
-                   where_writes_out=True)
+                   where_writes_out=True, axpb=axpb, axpb_note="torch.addcmul(b, a, x, out=)")
 
 
 class Gpubcast:
     """gpubcast's public API (``add``, ``where``, ``broadcast_to``, ``expand``; the variadic sum
-    through ``dispatch.apply``) with ``out=`` and a forced backend."""
+    through ``dispatch.apply``; ``ElementwiseKernel`` for ``axpb``) with ``out=`` and a forced
+    backend (a kernel runs where its arrays are: NumPy arrays on its CPU build)."""
 
     def __init__(self, backend: str, device: str, xp, label: str, note: str | None = None):
         self.backend, self.device, self.xp, self.label, self.note = backend, device, xp, label, note
@@ -136,6 +165,10 @@ class Gpubcast:
         if pattern.op == "sum":
             op = ops.get("sum")
             return (lambda: apply(op, ins, out=out, backend=be)), None
+        if pattern.op == "axpb":
+            kernel, (a, x, b) = gb.ElementwiseKernel(*AXPB_KERNEL), ins
+            note = "gpubcast.ElementwiseKernel: built with the host C++ compiler" if self.device == "cpu" else None
+            return (lambda: kernel(a, x, b, out)), note
         if pattern.op == "copy":
             (x,), target = ins, shapes[1]
             if pattern.rule == "explicit":
@@ -233,8 +266,11 @@ def onnx_model(pattern: Pattern, shapes, dtype) -> bytes:
         initializers.append(numpy_helper.from_array(np.array(target, np.int64), "shape"))
         names.append("shape")
     output = helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), out_shape)
-    graph = helper.make_graph([helper.make_node(ONNX_OPS[pattern.op], names, ["y"])], pattern.name,
-                              inputs, [output], initializers)
+    if pattern.op == "axpb":      # x0 * x1 + x2: two nodes
+        nodes = [helper.make_node("Mul", names[:2], ["t"]), helper.make_node("Add", ["t", names[2]], ["y"])]
+    else:
+        nodes = [helper.make_node(ONNX_OPS[pattern.op], names, ["y"])]
+    graph = helper.make_graph(nodes, pattern.name, inputs, [output], initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model.SerializeToString()

@@ -98,7 +98,7 @@ def compile_family(family: str, names, arch: str, *, fast: bool = False, extra_o
         for name in names:
             nvrtc.addNameExpression(prog, name)
         try:
-            nvrtc.compileProgram(prog, [*options(arch, fast), *extra_options])
+            nvrtc.compileProgram(prog, [*options(arch, fast), *sources.extra_options(family), *extra_options])
         except nvrtc.NVRTCError as e:
             log = nvrtc.getProgramLog(prog)
             raise CompileError(f"NVRTC could not compile {family}.cu for {arch} ({e}):\n{log[-8000:]}") from None
@@ -156,8 +156,8 @@ def cache_key(family: str, name: str, arch: str) -> str:
     """The cache key of instantiation ``name`` of ``family`` for ``arch``: everything its binary
     is made from."""
     source = hashlib.sha256(sources.source(family).encode()).hexdigest()
-    return "\0".join(["nvrtc", family, name, arch, *options(arch), repr(nvrtc_version()),
-                      sources.cuda_headers_stamp(), source])
+    return "\0".join(["nvrtc", family, name, arch, *options(arch), *sources.extra_options(family),
+                      repr(nvrtc_version()), sources.cuda_headers_stamp(), source])
 
 
 @functools.lru_cache(maxsize=None)

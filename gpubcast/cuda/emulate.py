@@ -133,10 +133,20 @@ extern "C" unsigned long long gb_size_{i}() {{ return gb_param_size(&{name}); }}
 """
 
 
-def compiler() -> str:
+class BuildError(RuntimeError):
+    """The host C++ compiler rejected a translation unit; ``log`` holds its messages."""
+
+    def __init__(self, message: str, log: str):
+        super().__init__(message)
+        self.log = log
+
+
+def compiler(purpose: str = "host emulation") -> str:
+    """The host C++ compiler: $CXX, else g++ or c++ on PATH."""
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not cxx:
-        raise RuntimeError("host emulation needs a C++ compiler (g++); none found on PATH")
+        raise RuntimeError(f"{purpose} needs a C++ compiler (g++ or c++ on PATH, or $CXX); none found. "
+                           f"Install one (e.g. apt-get install g++, dnf install gcc-c++, or conda install gxx)")
     return cxx
 
 
@@ -147,36 +157,44 @@ def _ept_expr(name: str) -> str:
 
 
 def translation_unit(family: str, names: list[str]) -> str:
-    parts = [_PRELUDE.format(family=family), sources.source(family), _RUNNER.format()]
+    defines = sources.defines(sources.extra_options(family))      # a generated family's NVRTC -D options
+    parts = [_PRELUDE.format(family=family), *(d + "\n" for d in defines),
+             sources.source(family), _RUNNER.format()]
     for i, name in enumerate(names):
         parts.append(_ENTRY.format(i=i, name=name, ept=_ept_expr(name)))
     return "".join(parts)
 
 
 @functools.lru_cache(maxsize=None)
-def _compiler_version(cxx: str) -> str:
+def compiler_version(cxx: str) -> str:
     proc = subprocess.run([cxx, "--version"], capture_output=True, text=True)
     return proc.stdout.strip()
 
 
 def build(family: str, names: list[str]) -> Path:
     """The shared library holding ``names`` of ``family``: a proven cached build, else built now."""
-    cxx = compiler()
     includes = [f"-I{d}" for d in sources.host_include_dirs()]
-    text = translation_unit(family, names)
-    key = "\0".join(["emulation", hashlib.sha256(text.encode()).hexdigest(), cxx, _compiler_version(cxx),
-                     *CXX_FLAGS, *includes])
-    lib = cache.entry_path("emulation", family, key, ".so")
+    return build_library("emulation", family, translation_unit(family, names), CXX_FLAGS, includes)
+
+
+def build_library(kind: str, label: str, text: str, flags, includes=(), purpose: str = "host emulation") -> Path:
+    """The shared library built from C++ ``text`` with ``flags``: a proven entry of cache ``kind``,
+    else built now (by one process at a time).  The key holds the text, the compiler (path and
+    ``--version``), the flags and the include folders.  ``BuildError`` when the compiler fails."""
+    cxx = compiler(purpose)
+    key = "\0".join([kind, hashlib.sha256(text.encode()).hexdigest(), cxx, compiler_version(cxx), *flags,
+                     *includes])
+    lib = cache.entry_path(kind, label, key, ".so")
     if lib is None:  # no usable cache directory: a private build, removed with the process's temp files
-        lib = Path(tempfile.mkdtemp(prefix="gpubcast-emulation-")) / f"{family}.so"
-        _compile(cxx, includes, text, lib, family)
+        lib = Path(tempfile.mkdtemp(prefix=f"gpubcast-{kind}-")) / f"{label}.so"
+        _compile(cxx, flags, includes, text, lib, label, purpose)
         return lib
     stamp = lib.with_suffix(".sha256")
     if _proven(lib, stamp, key):
         return lib
     with cache.locked(lib):
         if not _proven(lib, stamp, key):  # another process may have built it meanwhile
-            _compile(cxx, includes, text, lib, family)
+            _compile(cxx, flags, includes, text, lib, label, purpose)
             cache.write(stamp, key, hashlib.sha256(lib.read_bytes()).digest())
     return lib
 
@@ -190,17 +208,17 @@ def _proven(lib: Path, stamp: Path, key: str) -> bool:
         return False
 
 
-def _compile(cxx, includes, text, lib: Path, family: str) -> None:
+def _compile(cxx, flags, includes, text, lib: Path, label: str, purpose: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / f"{family}_emulated.cpp"
+        src = Path(tmp) / f"{label}.cpp"
         src.write_text(text)
         out = Path(tmp) / "build.so"
-        proc = subprocess.run([cxx, *CXX_FLAGS, *includes, str(src), "-o", str(out)],
+        proc = subprocess.run([cxx, *flags, *includes, str(src), "-o", str(out)],
                               capture_output=True, text=True)
         if proc.returncode:
-            raise RuntimeError(f"host emulation build of {family}.cu failed ({cxx}):\n{proc.stderr[-6000:]}")
+            raise BuildError(f"{purpose} build of {label} failed ({cxx}):\n{proc.stderr[-6000:]}", proc.stderr)
         if not cache.write_file(lib, out.read_bytes()):
-            raise RuntimeError(f"host emulation: cannot write {lib}")
+            raise RuntimeError(f"{purpose}: cannot write {lib}")
 
 
 CHUNK = 96    # instantiations per shared library: parallel g++ runs, smaller rebuilds

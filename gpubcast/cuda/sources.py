@@ -50,12 +50,61 @@ def _inline(path: Path, seen: set) -> list[str]:
     return lines
 
 
-@functools.lru_cache(maxsize=None)
 def source(family: str) -> str:
     """The family's translation unit, gpubcast's headers inlined (CUDA's stay #include <...>)."""
+    generated = _GENERATED.get(family)
+    if generated is not None:
+        return generated[0]
+    return _family_source(family)
+
+
+@functools.lru_cache(maxsize=None)
+def _family_source(family: str) -> str:
     if family not in FAMILIES:
         raise ValueError(f"unknown kernel family {family!r}; families: {', '.join(FAMILIES)}")
     return "\n".join(_inline(kernel_dir() / FAMILIES[family], set())) + "\n"
+
+
+def inline_headers(text: str) -> str:
+    """``text`` (a generated translation unit) with gpubcast's headers (``#include "x.cuh"``) inlined."""
+    lines, seen = [], set()
+    for line in text.splitlines():
+        m = _INCLUDE.match(line)
+        lines.extend(_inline(kernel_dir() / m.group(1), seen) if m else [line])
+    return "\n".join(lines) + "\n"
+
+
+#: generated families (gpubcast.ElementwiseKernel): name -> (inlined source, name expressions, NVRTC options)
+_GENERATED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def register(family: str, text: str, names, options=()) -> None:
+    """Make a generated translation unit a family: ``source(family)`` returns it (headers inlined),
+    so the NVRTC compiler, its cache and the host emulation build it like ``kernels/*.cu``.
+    ``family`` must name its text (e.g. a hash of it): one name, one source."""
+    inlined = inline_headers(text)
+    entry = (inlined, tuple(names), tuple(options))
+    if _GENERATED.setdefault(family, entry) != entry:
+        raise ValueError(f"generated kernel family {family!r} is registered with another source")
+
+
+def defines(options) -> list[str]:
+    """The ``#define`` lines of the ``-DNAME[=VALUE]`` options among NVRTC ``options`` (host builds of a
+    generated family take its definitions this way)."""
+    return [f"#define {o[2:].partition('=')[0]} {o[2:].partition('=')[2] or 1}" for o in options
+            if o.startswith("-D")]
+
+
+def generated_names(family: str) -> tuple[str, ...] | None:
+    """The name expressions of generated family ``family`` (None for the families of kernels/)."""
+    entry = _GENERATED.get(family)
+    return None if entry is None else entry[1]
+
+
+def extra_options(family: str) -> tuple[str, ...]:
+    """NVRTC options a generated family asks for (ElementwiseKernel's ``options=``)."""
+    entry = _GENERATED.get(family)
+    return () if entry is None else entry[2]
 
 
 def source_hash(family: str) -> str:

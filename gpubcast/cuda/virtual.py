@@ -44,7 +44,7 @@ import weakref
 
 import numpy as np
 
-from . import catalog, compiler, emulate
+from . import catalog, compiler, emulate, sources
 
 ALIGN = 256                           # cudaMalloc's alignment (CuPy's pool: 512)
 POISON = 0xA5                         # fresh allocations (cupy.empty) hold this byte
@@ -287,7 +287,11 @@ def kernel_info(family: str, name: str, arch: str = "compute_90") -> tuple[str, 
 
 @functools.lru_cache(maxsize=None)
 def emulator(family: str) -> emulate.Emulator:
-    """Host builds of every instantiation of ``family`` (catalog.every_instantiation)."""
+    """Host builds of every instantiation of ``family`` (catalog.every_instantiation; a generated
+    family's own name expressions, gpubcast.ElementwiseKernel)."""
+    generated = sources.generated_names(family)
+    if generated is not None:
+        return emulate.Emulator([(family, name) for name in generated])
     return emulate.Emulator(catalog.every_instantiation()[family])
 
 

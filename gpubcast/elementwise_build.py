@@ -1,0 +1,344 @@
+"""ElementwiseKernel's code: the user's C/C++ body spliced into gpubcast's skeletons, built and run.
+
+One ``Signature`` (the kernel's text, its parameters and their resolved types) gives two
+translation units around the same ``operation``:
+
+- GPU: ``kernels/elementwise_kernel.cuh`` (indexing.cuh's OffsetCalc: 32- and 64-bit index
+  paths), registered as a generated family of ``gpubcast.cuda.sources`` so that NVRTC, the
+  ``nvrtc`` cache (keyed by the inlined text, options and NVRTC version) and the host emulation
+  (the virtual CUDA device) treat it like ``kernels/*.cu``; launched on CuPy's current stream
+  (or ``stream=``) through ``CudaBackend.function``.
+- CPU: ``kernels/elementwise_host.h``, built with the system C++ compiler by
+  ``gpubcast.cuda.emulate.build_library`` (cache kind ``cpu``: the key holds the text, the compiler's
+  ``--version`` and the flags; the ``.so`` is checked against its SHA-256 before it is loaded; one
+  process builds while the others wait), one build per innermost-stride kind of the parameters
+  (0, 1 or any: unit-stride rows vectorise), run on every core with ``std::thread``.
+
+The user's code is preceded by ``#line 1 "operation"`` (and likewise for ``preamble``,
+``loop_prep``, ``after_loop``), so a compiler's message names the user's own line; a failed build
+is a ``KernelSourceError`` carrying the compiler's message and that line.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import re
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cuda import sources
+
+#: C type of each dtype in kernel code (CuPy's names)
+CTYPES = {
+    np.dtype(np.bool_): "bool", np.dtype(np.int8): "signed char", np.dtype(np.uint8): "unsigned char",
+    np.dtype(np.int16): "short", np.dtype(np.uint16): "unsigned short", np.dtype(np.int32): "int",
+    np.dtype(np.uint32): "unsigned int", np.dtype(np.int64): "long long",
+    np.dtype(np.uint64): "unsigned long long", np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+}
+#: host build flags: no fused multiply-add (the GPU path's NVRTC runs with --fmad=false), no -march
+#: (the library may be loaded on another CPU of the same cache; SSE2/NEON vectorise the rows)
+HOST_FLAGS = ("-std=c++17", "-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-strict-aliasing",
+              "-w")
+MAX_GPU_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
+MAX_HOST_DIMS = 64         # kernels/elementwise_host.h MAX_DIMS
+BLOCK = 256
+MAX_GRID = 65535 * 8       # kernels/elementwise_kernel.cuh EWK_MAX_GRID
+PARTS = ("preamble", "loop_prep", "operation", "after_loop")
+
+
+class KernelSourceError(ValueError):
+    """The user's kernel code does not compile; the message holds the compiler's and the user's line."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter: ``[raw] [_non_const] type name``."""
+    name: str
+    dtype: np.dtype | None      # None: a one-letter type placeholder
+    ctype: str                  # the placeholder letter, or the dtype's C type
+    raw: bool
+    is_const: bool
+    decl: str
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Everything one built kernel is made of: code, parameters, resolved types and argument kinds."""
+    name: str
+    params: tuple               # Param, inputs then outputs
+    types: tuple                # resolved dtype of each parameter
+    kinds: tuple                # per parameter: "array" | "raw" | "scalar"
+    placeholders: tuple         # ((letter, dtype), ...) sorted
+    preamble: str
+    loop_prep: str
+    operation: str
+    after_loop: str
+    options: tuple
+
+    def _typedefs(self) -> str:
+        return "".join(f"typedef {CTYPES[t]} {letter};\n" for letter, t in self.placeholders)
+
+    def _user(self, part: str, after: str = "") -> str:
+        return f'#line 1 "{part}"\n{getattr(self, part)}{after}\n#line 1 "gpubcast-generated"\n'
+
+    def gpu_source(self, namespace: str = "gb_ewk") -> str:
+        """The GPU translation unit, the kernel in ``namespace`` (name expression ``namespace::name<index_t>``)."""
+        n = len(self.params)
+        pre, elem = [], []
+        for k, (p, t, kind) in enumerate(zip(self.params, self.types, self.kinds)):
+            c = CTYPES[t]
+            const = "const " if p.is_const else ""
+            if kind == "scalar":
+                pre.append(f"  {const}{c} {p.name} = gb::from_bits<{c}>(_p.value[{k}]);")
+            elif kind == "raw":
+                pre.append(f"  const gb::EwkRaw<{c}> {p.name}{{({c}*)_p.ptr[{k}], (long long)_p.raw_size[{k}]}};")
+            else:
+                elem.append(f"    {const}{c} &{p.name} = *GB_PTR(({const}{c}*)_p.ptr[{k}] + _off[{k}], _p.ptr[{k}], "
+                            f"{'false' if p.is_const else 'true'});")
+        return "\n".join([
+            f"// gpubcast.ElementwiseKernel '{self.name}' for the GPU (generated: kernels/elementwise_kernel.cuh)",
+            '#include "elementwise_kernel.cuh"',
+            self._typedefs() + self._user("preamble"),
+            f"namespace {namespace} {{",
+            f"template <typename index_t> constexpr int {self.name}_ept = 1;",
+            "template <typename index_t>",
+            f"__global__ void __launch_bounds__(gb::BLOCK) {self.name}("
+            f"const __grid_constant__ gb::EwkParams<{n}, index_t> _p) {{",
+            "  typedef typename gb::OffsetType<index_t>::type _offset_t;",
+            "  const gb::EwkIndexer _ind{_p.size};",
+            *pre,
+            "  {",
+            self._user("loop_prep", ";"),
+            "  const index_t _size = (index_t)_p.size;",
+            "  for (index_t _i = (index_t)blockIdx.x * gb::BLOCK + threadIdx.x; _i < _size;"
+            " _i += (index_t)gridDim.x * gb::BLOCK) {",
+            f"    _offset_t _off[{n}];",
+            "    gb::ewk_offsets(_p, _i, _off);",
+            "    const long long i = (long long)_i;",
+            "    (void)i;",
+            *elem,
+            self._user("operation", ";"),
+            "  }",
+            self._user("after_loop", ";"),
+            "  }",
+            "}",
+            f"}}  // namespace {namespace}",
+            ""])
+
+    def cpu_source(self, row_kinds: tuple) -> str:
+        """``row_kinds``: per parameter, its innermost stride's kind (0, 1, 2: any; None: not an array)."""
+        n = len(self.params)
+        pre, rows, elem = [], [], []
+        for k, (p, t, kind) in enumerate(zip(self.params, self.types, self.kinds)):
+            c = CTYPES[t]
+            const = "const " if p.is_const else ""
+            if kind == "scalar":
+                pre.append(f"  {const}{c} {p.name} = gb_host::from_bits<{c}>(_a.value[{k}]);")
+            elif kind == "raw":
+                pre.append(f"  const gb_host::Raw<{c}> {p.name}{{({c}*)_a.ptr[{k}], _a.raw_size[{k}]}};")
+            else:
+                rows.append(f"    {const}{c}* const _p{k} = ({const}{c}*)_a.ptr[{k}] + _off[{k}];")
+                rows.append(f"    const long long _s{k} = _a.stride[{k}][_last];")
+                elem.append(f"      {const}{c} &{p.name} = *gb_host::at<{row_kinds[k]}>(_p{k}, _j, _s{k});")
+        return "\n".join([
+            f"// gpubcast.ElementwiseKernel '{self.name}' for the CPU (generated: kernels/elementwise_host.h)",
+            "#define __device__", "#define __host__", "#define __global__", "#define __forceinline__ inline",
+            *sources.defines(self.options),
+            '#include "elementwise_host.h"',
+            "using std::min;", "using std::max;",
+            self._typedefs() + self._user("preamble"),
+            f"static void gb_ewk_chunk(const gb_host::Args<{n}>& _a, long long _begin, long long _end) {{",
+            "  const gb_host::Indexer _ind{_a.size};",
+            *pre,
+            "  {",
+            self._user("loop_prep", ";"),
+            "  const long long _last = _a.ndim - 1, _n0 = _a.shape[_last];",
+            "  long long _row = _begin / _n0, _j0 = _begin % _n0;",
+            "  for (long long _e = _begin; _e < _end; ++_row, _j0 = 0) {",
+            f"    long long _off[{n}];",
+            "    gb_host::row_start(_a, _row, _off);",
+            "    const long long _stop = _n0 - _j0 <= _end - _e ? _n0 : _j0 + (_end - _e);",
+            "    const long long _base = _row * _n0;",
+            *rows,
+            "    for (long long _j = _j0; _j < _stop; ++_j) {",
+            "      const long long i = _base + _j;",
+            "      (void)i;",
+            *elem,
+            self._user("operation", ";"),
+            "    }",
+            "    _e += _stop - _j0;",
+            "  }",
+            self._user("after_loop", ";"),
+            "  }",
+            "}",
+            f'extern "C" int gb_ewk_run(const void* args, unsigned long long nbytes, int nthreads) {{',
+            f"  if (nbytes != sizeof(gb_host::Args<{n}>)) return -1;",
+            f"  static thread_local gb_host::Args<{n}> a;",
+            "  memcpy(&a, args, sizeof a);",
+            "  const gb_host::Args<%d>& ca = a;" % n,
+            "  gb_host::parallel(a.size, nthreads, [&ca](long long b, long long e) { gb_ewk_chunk(ca, b, e); });",
+            "  return 0;",
+            "}",
+            ""])
+
+
+# ---- errors ----------------------------------------------------------------------------------------
+
+_DIAGNOSTIC = re.compile(r"\b(error|warning|note|remark)\b|^\S+:\s*In |^In file", re.I)
+_WHERE = re.compile(r"\b(preamble|loop_prep|operation|after_loop)(?::(\d+)|\((\d+)\))")
+
+
+def source_error(sig: Signature, where: str, log: str) -> KernelSourceError:
+    """The compiler's ``log`` for ``sig`` as a KernelSourceError naming the user's first faulty line."""
+    lines, shown = log.splitlines(), []
+    for j, ln in enumerate(lines):     # each error with the source line and caret after it
+        if re.search(r"\berror\b", ln):
+            shown.append(ln)
+            shown += [x for x in lines[j + 1:j + 3] if x.strip() and not _DIAGNOSTIC.search(x)]
+    shown = "\n".join(shown[:24] or [ln for ln in lines if ln.strip()][:24])
+    m = _WHERE.search(log)
+    culprit = ""
+    if m:
+        part, line = m.group(1), int(m.group(2) or m.group(3))
+        text = getattr(sig, part).splitlines()
+        if 1 <= line <= len(text):
+            culprit = f"\nin {part}, line {line}: {text[line - 1].strip()}"
+    return KernelSourceError(f"ElementwiseKernel '{sig.name}' does not compile ({where}):\n{shown}{culprit}")
+
+
+# ---- GPU ---------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1024)
+def gpu_family(sig: Signature) -> tuple[str, tuple[str, str]]:
+    """(family, (u32 name expression, u64 name expression)) of ``sig``, registered with the sources."""
+    digest = hashlib.sha256("\0".join([sig.gpu_source(), *sig.options]).encode()).hexdigest()[:20]
+    family = f"ewk_{digest}"          # also the kernel's namespace: one name expression, one kernel
+    names = (f"{family}::{sig.name}<gb::u32>", f"{family}::{sig.name}<gb::u64>")
+    sources.register(family, sig.gpu_source(family), names, sig.options)
+    return family, names
+
+
+def gpu_params(n: int, bits: int, ptrs, values, raw_sizes, size: int, contig: int, general: int,
+               shape, strides) -> bytes:
+    """The bytes of ``gb::EwkParams<n, index_t>`` (index_t = u32 or u64 for ``bits``)."""
+    from .cuda import launch
+    head = struct.pack(f"<{n}Q{'16s' * n}{n}QQQQ", *ptrs, *values, *raw_sizes, size, contig, general)
+    calc = launch.pack_calc(tuple(shape), tuple(tuple(s) for s in strides), bits)
+    data = head + calc
+    return data + b"\0" * (-len(data) % 8)
+
+
+def run_gpu(sig: Signature, bits: int, params: bytes, size: int, stream=None) -> None:
+    """Launch ``sig`` (index width ``bits``) with argument bytes ``params`` over ``size`` elements."""
+    from . import backends
+    from .cuda import compiler
+    family, names = gpu_family(sig)
+    try:
+        fn = backends.get("cuda").function(family, names[0 if bits == 32 else 1])
+    except compiler.CompileError as e:
+        raise source_error(sig, "NVRTC", str(e)) from None
+    grid = max(1, min(MAX_GRID, -(-size // BLOCK)))
+    arg = np.frombuffer(params, np.dtype((np.void, len(params))))
+    if stream is None:
+        fn((grid,), (BLOCK,), (arg,))
+    else:
+        fn((grid,), (BLOCK,), (arg,), stream=stream)
+
+
+# ---- CPU ---------------------------------------------------------------------------------------------
+
+def host_args(n: int, ndim: int, size: int, shape, ptrs, strides, raw_sizes, values) -> bytes:
+    """The bytes of ``gb_host::Args<n>`` (shape and strides outermost first)."""
+    pad = MAX_HOST_DIMS - ndim
+    flat = [v for s in strides for v in (*s, *([0] * pad))]
+    return struct.pack(f"<qq{MAX_HOST_DIMS}q{n}Q{n * MAX_HOST_DIMS}q{n}q{'16s' * n}", ndim, size,
+                       *shape, *([0] * pad), *ptrs, *flat, *raw_sizes, *values)
+
+
+@functools.lru_cache(maxsize=1024)
+def cpu_function(sig: Signature, row_kinds: tuple):
+    """``gb_ewk_run`` of ``sig`` built for ``row_kinds`` (a proven cached library, else built now)."""
+    from .cuda import emulate
+    text = sources.inline_headers(sig.cpu_source(row_kinds))
+    try:
+        lib = emulate.build_library("cpu", f"ewk_{sig.name}", text, HOST_FLAGS,
+                                    purpose="gpubcast.ElementwiseKernel on NumPy arrays")
+    except emulate.BuildError as e:
+        raise source_error(sig, "host C++ compiler", e.log) from None
+    fn = ctypes.CDLL(str(lib)).gb_ewk_run
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_threads() -> int:
+    """Threads a CPU kernel runs on: $GPUBCAST_NUM_THREADS, else the cores this process may use."""
+    env = os.environ.get("GPUBCAST_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+class Launcher:
+    """One call signature run again on new arguments: the argument bytes of its first call with the
+    new arguments' pointers and scalar values written in (same shapes, strides and types).
+    ``pointers``: (argument, byte offset) pairs; ``values``: (argument, byte offset, NumPy scalar type);
+    ``pointer(array)``: its address; ``launch(bytes)``: runs the kernel."""
+
+    def __init__(self, template: bytes, nin: int, pointers, values, pointer, launch):
+        self.template, self.nin, self.pointers, self.values = bytearray(template), nin, pointers, values
+        self.pointer, self.launch = pointer, launch
+
+    def __call__(self, args) -> None:
+        buf = bytearray(self.template)
+        for k, off in self.pointers:
+            struct.pack_into("<Q", buf, off, self.pointer(args[k]))
+        for k, off, cast in self.values:
+            value = cast(args[k]).tobytes()
+            buf[off:off + len(value)] = value
+        self.launch(bytes(buf))
+
+
+def _slots(sig: Signature, ptr0: int, value0: int):
+    """(pointer slots, value slots) of ``sig``'s argument struct: pointer k at ptr0 + 8k, value k at
+    value0 + 16k."""
+    pointers = [(k, ptr0 + 8 * k) for k, kind in enumerate(sig.kinds) if kind != "scalar"]
+    values = [(k, value0 + 16 * k, np.dtype(t).type) for k, (kind, t) in enumerate(zip(sig.kinds, sig.types))
+              if kind == "scalar"]
+    return pointers, values
+
+
+def host_launcher(sig: Signature, row_kinds: tuple, data: bytes, nin: int) -> Launcher:
+    """``run_cpu(sig, row_kinds, ...)`` again, from the first call's argument bytes ``data``."""
+    n = len(sig.kinds)
+    ptr0 = 8 * (2 + MAX_HOST_DIMS)
+    pointers, values = _slots(sig, ptr0, ptr0 + 8 * n + 8 * n * MAX_HOST_DIMS + 8 * n)
+    fn = cpu_function(sig, row_kinds)
+
+    def launch(data: bytes) -> None:
+        if fn(data, len(data), cpu_threads()):
+            raise RuntimeError(f"ElementwiseKernel '{sig.name}': argument of {len(data)} bytes does not fit its "
+                               f"CPU build (a gpubcast bug)")
+    return Launcher(data, nin, pointers, values, lambda a: a.__array_interface__["data"][0], launch)
+
+
+def device_launcher(sig: Signature, bits: int, params: bytes, size: int, nin: int, pointer) -> Launcher:
+    """``run_gpu(sig, bits, ..., size)`` again (current stream), from the first call's ``params``."""
+    n = len(sig.kinds)
+    pointers, values = _slots(sig, 0, 8 * n)
+    return Launcher(params, nin, pointers, values, pointer, lambda data: run_gpu(sig, bits, data, size))
+
+
+def run_cpu(sig: Signature, row_kinds: tuple, args: bytes) -> None:
+    if cpu_function(sig, row_kinds)(args, len(args), cpu_threads()):
+        raise RuntimeError(f"ElementwiseKernel '{sig.name}': argument of {len(args)} bytes does not fit its "
+                           f"CPU build (a gpubcast bug)")
