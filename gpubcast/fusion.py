@@ -294,10 +294,10 @@ class Fused:
             be = backends.select([a for a in args if not _dt.is_python_scalar(a)], outs[0], backend)
             results = [_run(be, p, _operands(p, args, be), o) for p, o in zip(trace.programs, outs)]
             if fast is not None and n == 1:
-                self._remember(fast, be, trace.programs[0], args, out)
+                self._remember(fast, be, trace.programs[0], args, out, trace.as_tuple)
         return tuple(results) if trace.as_tuple else results[0]
 
-    def _remember(self, fast, be, p: Program, args, out):
+    def _remember(self, fast, be, p: Program, args, out, as_tuple: bool):
         """A call seen twice gets a runner (``backend.prepare_fused``) kept under its key."""
         if self._fast.get(fast) is not _SEEN_ONCE:
             if len(self._fast) >= MAX_TRACES:
@@ -314,7 +314,8 @@ class Fused:
                 picks = tuple(leaf.arg for leaf, _ in p.leaves)
 
                 def runner(args, out):
-                    return base([args[i] for i in picks], out)
+                    result = base([args[i] for i in picks], out)   # out: None or one array (a tuple has no key)
+                    return result if result is None or not as_tuple else (result,)
         self._fast[fast] = runner or _no_runner
 
     def _trace(self, args) -> _Trace:

@@ -335,3 +335,17 @@ def test_random_chains_fused_equal_unfused():
 
     check()
     assert len(compared) >= 20, len(compared)  # most chains are computed, not refused
+
+
+def test_hot_path_keeps_a_tuple_result():
+    """A function returning a 1-tuple returns a 1-tuple on every call, the prepared runner's too."""
+    f = gb.fuse(lambda x: (x * 2,))
+    x = _v((3, 4))
+    for _ in range(4):
+        r = f(x)
+        assert isinstance(r, tuple) and len(r) == 1
+        _same(r[0], x * 2)
+    out = np.empty((3, 4), np.float32)
+    for _ in range(3):
+        r = f(x, out=out)
+        assert isinstance(r, tuple) and r[0] is out
