@@ -349,3 +349,13 @@ def test_hot_path_keeps_a_tuple_result():
     for _ in range(3):
         r = f(x, out=out)
         assert isinstance(r, tuple) and r[0] is out
+
+
+@pytest.mark.gpu
+def test_fused_call_on_cuda_arrays(cupy):
+    """CuPy arrays (the virtual CUDA device without a GPU): the graph runs op by op on the CUDA
+    backend (no fused CUDA kernel yet), equal to the fused CPU run for exact ops."""
+    x, y = _v((5, 7)), _v((7,))
+    f = gb.fuse(lambda x, y: gb.where(x > 0, x * y + 1, -x))
+    got = f(cupy.asarray(x), cupy.asarray(y))
+    assert np.array_equal(cupy.asnumpy(got), f(x, y))
