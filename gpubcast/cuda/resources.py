@@ -383,19 +383,31 @@ def strided_path(instrs, labels, predicated, start: int, end: int, rank: int = S
     block of an innermost inner loop counted ``rank - 1`` times (its passes at that rank: one per
     dim but the outermost; a loop's exit test, run once more, is not added).  An estimate from
     the SASS, not a measurement."""
+    at_latch = _path_states(instrs, labels, predicated, start, end, rank, None)
+    want = max(at_latch, default=None) if accesses is None else (accesses,)
+    return at_latch[want][1] if want in at_latch else None
+
+
+def _path_states(instrs, labels, predicated, start, end, rank, widths) -> dict:
+    """Paths through the body of the steady loop [start, end] over forward edges, at its latch:
+    accesses -> (-(blocks of innermost inner loops entered), instructions), the best per accesses
+    (most inner-loop blocks, then fewest instructions; those blocks count ``rank - 1`` times).
+    accesses: a tuple of global access counts, one per width of ``widths`` (None: one total)."""
     spans, succ = _blocks(instrs, labels, predicated)
     inside = [n for n, (s, e) in enumerate(spans) if start <= instrs[s].addr <= end]
     if not inside:
-        return None
+        return {}
     loops = _inner_loops(instrs, labels, start, end)
 
     def weight(n):
         run = [instrs[k] for k in range(spans[n][0], spans[n][1] + 1) if instrs[k].opcode != "NOP"]
         looped = any(a <= instrs[spans[n][0]].addr <= b for a, b in loops)
-        acc = sum(1 for i in run if i.opcode.split(".")[0] in ("LDG", "STG"))
-        return len(run) * ((rank - 1) if looped else 1), acc, int(looped)
+        acc = [0] * (len(widths) if widths else 1)
+        for i in run:
+            if i.opcode.split(".")[0] in ("LDG", "STG"):
+                acc[widths.index(_width(i.opcode)) if widths else 0] += 1
+        return len(run) * ((rank - 1) if looped else 1), tuple(acc), int(looped)
 
-    # per block: accesses -> best (-(inner-loop blocks), instructions), over forward edges
     c0, a0, l0 = weight(inside[0])
     best: dict = {inside[0]: {a0: (-l0, c0)}}
     for n in inside:
@@ -404,12 +416,37 @@ def strided_path(instrs, labels, predicated, start: int, end: int, rank: int = S
                 cost, acc, looped = weight(m)
                 states = best.setdefault(m, {})
                 for a, (nl, c) in best[n].items():
+                    total = tuple(x + y for x, y in zip(a, acc))
                     cand = (nl - looped, c + cost)
-                    if cand < states.get(a + acc, (math.inf, math.inf)):
-                        states[a + acc] = cand
-    at_latch = best.get(inside[-1], {})
-    want = max(at_latch, default=None) if accesses is None else accesses
-    return at_latch[want][1] if want in at_latch else None
+                    if cand < states.get(total, (math.inf, math.inf)):
+                        states[total] = cand
+    return best.get(inside[-1], {})
+
+
+def access_path(instrs, labels, predicated, start: int, end: int, rank: int, accesses: dict) -> int | None:
+    """Instructions a thread runs per pass of the steady loop [start, end] on the path through
+    the body (forward edges) that makes exactly ``accesses`` global accesses ({width in bits:
+    count}, e.g. {128: 2, 32: 4}: two vector accesses, four 32-bit element accesses), through
+    the most blocks of innermost inner loops (the offset loops over dims) when ``rank`` > 1,
+    then the shortest; each block of an innermost inner loop counts ``rank - 1`` times, as in
+    ``strided_path``.  A predicated access the path passes over counts too (the vector store
+    shares its block with the branch back: an element-wise path passes it), so where no path
+    makes exactly those accesses, the path making at least as many of each width with the
+    fewest extra is taken; None when there is none.  An estimate from the SASS (what
+    ``gpubcast.cuda.model`` charges a benchmark pattern), not a measurement."""
+    widths = sorted(set(accesses) | {_width(i.opcode) for i in instrs
+                                     if i.opcode.split(".")[0] in ("LDG", "STG")})
+    want = tuple(accesses.get(w, 0) for w in widths)
+    ends = [(sum(a) - sum(want), nl, c)
+            for a, (nl, c) in _path_states(instrs, labels, predicated, start, end, rank, widths).items()
+            if all(x >= w for x, w in zip(a, want))]
+    return min(ends)[2] if ends else None
+
+
+def sass_of(k: Hot, arch: str):
+    """(instructions, labels, predicated addresses) of hot kernel ``k``'s SASS on ``arch``."""
+    _, symbol, _, _, sass = listings(k.family, k.name, arch)
+    return sass_functions(sass)[symbol]
 
 
 # ---- the report -----------------------------------------------------------------------------------
