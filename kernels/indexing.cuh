@@ -8,10 +8,10 @@
 // given by the plan's coalesced strides.  Offsets come from OffsetCalc: divide the linear
 // index by each coalesced size, innermost first, by magic-number multiplication
 // (Divider: 32-bit on the u32 path, 64-bit multiply-high on the u64 path for outputs whose
-// indices or offsets reach 2^31).  A tile's offsets are located once per innermost row it
-// touches (usually once) and stepped by the innermost strides: for every operand at once
-// (binary, ternary, copy; 32-bit path), or per operand just before its element-wise access
-// (variadic, and every 64-bit path: only the live inputs', one operand's held at a time).
+// indices or offsets reach 2^31).  A tile's offsets are located once, at its first element,
+// for every operand at once, and stepped by the innermost strides while the tile stays in
+// one innermost row; a tile that crosses rows (innermost size not a multiple of EPT, or
+// shorter than a tile) locates each operand's offsets anew at every row it enters.
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
@@ -190,9 +190,11 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive)
 
 // One thread's access to every operand of a launch.
 //   contiguous kernels (GENERAL = false): element k of a contiguous operand is at t.at(k);
-//   general kernels: at off[k][arg], from OffsetCalc, for every operand (strides of a
-//   contiguous operand are its linear ones), or computed per operand (LAZY); tiles are
-//   always consecutive.
+//   general kernels (tiles always consecutive): the offsets of every operand at the tile's
+//   first element (OffsetCalc::locate, once per tile), then element k of operand ARG at
+//   cur[ARG] + k * (its innermost stride) while the tile stays in one innermost row (the usual
+//   case: no per-element division, EPT + NARGS registers less than a per-element table);
+//   a tile that crosses rows takes each operand's offsets row by row (row_offsets).
 // A contiguous operand is read with vector loads when the tile is full and its pointer
 // aligned (contiguous kernels: all pointers, checked once per launch).
 template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
@@ -202,55 +204,40 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
   Tile<EPT, index_t> t;
   bool full;                                        // count == EPT
   bool vec;                                         // contiguous kernels: full && consecutive
-  // LAZY (the variadic kernels, 9 arguments, and the 64-bit path): no offsets kept per tile;
-  // each operand's are computed just before its element-wise access, so only the live
-  // inputs' are computed and only one operand's are held at a time (registers: EPT x NARGS
-  // offsets live across the row loop cost 64-bit kernels 72-80 registers).
-  static constexpr bool LAZY = GENERAL && (NARGS > 4 || !is_same<index_t, u32>::value);
-  offset_t off[GENERAL && !LAZY ? EPT : 1][GENERAL && !LAZY ? NARGS : 1];
-  const OffsetCalc<NARGS, index_t>* calc_ = nullptr;  // LAZY
+  bool one_row = true;                              // general: the tile lies in one innermost row
+  offset_t cur[GENERAL ? NARGS : 1];                // general: offsets of the tile's first element
+  const OffsetCalc<NARGS, index_t>* calc_ = nullptr;
 
   template <int ARG> GB_FN unsigned cls() const { return (h.classes >> (2 * ARG)) & 3u; }
 
   GB_FN Access(const Head<NIN>& head, Tile<EPT, index_t> tile, bool consecutive)
       : h(head), t(tile), full(tile.count == EPT), vec(consecutive && tile.count == EPT) {}
 
-  // General kernels (consecutive tiles): the full offsets (OffsetCalc::locate, a division
-  // per dim) only at the tile's first element and where the tile enters a new innermost row;
-  // the other elements step by the innermost strides.  One pass of the loop per row touched:
-  // one when the innermost dim has at least EPT elements left, else up to EPT.
-  template <int FIRST, int N>
-  GB_FN void row_offsets(const OffsetCalc<NARGS, index_t>& calc, offset_t (&o)[EPT][N]) const {
+  // A tile crossing innermost rows: operand ARG's offsets (OffsetCalc::locate, a division
+  // per dim) where the tile enters each row, stepped by its innermost stride within the row.
+  template <int ARG> GB_FN void row_offsets(offset_t (&o)[EPT]) const {
+    const OffsetCalc<NARGS, index_t>& calc = *calc_;
     const index_t n0 = calc.dim[0].divisor;       // innermost size (rank 1: the whole size)
     int k0 = 0;                                   // first element of the row
 #pragma unroll 1
     while (true) {
-      offset_t cur[N];
-      const index_t left = n0 - calc.template locate<FIRST, N>(t.first + (index_t)k0, cur);  // >= 1
+      offset_t c[1];
+      const index_t left = n0 - calc.template locate<ARG, 1>(t.first + (index_t)k0, c);  // >= 1
       const int end = left < (index_t)(t.count - k0) ? k0 + (int)left : t.count;
 #pragma unroll
       for (int k = 0; k < EPT; ++k)               // the rest of the tile: a later row overwrites its part
-        if (k >= k0) {
-#pragma unroll
-          for (int a = 0; a < N; ++a) o[k][a] = cur[a] + (offset_t)(k - k0) * calc.stride[0][FIRST + a];
-        }
+        if (k >= k0) o[k] = c[0] + (offset_t)(k - k0) * calc.stride[0][ARG];
       if (end >= t.count) break;
       k0 = end;
     }
   }
 
   template <typename Calc> GB_FN void compute_offsets(const Calc& calc) {
-    if constexpr (!GENERAL || is_same<Calc, NoCalc>::value) {
-    } else if constexpr (LAZY) {
+    if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
       calc_ = &calc;
-    } else {
-      row_offsets<0, NARGS>(calc, off);
+      const index_t inner = calc.template locate<0, NARGS>(t.first, cur);
+      one_row = calc.dim[0].divisor - inner >= (index_t)t.count;
     }
-  }
-
-  template <int ARG> GB_FN offset_t element(int k) const {  // element offset of element k (may be < 0)
-    if constexpr (GENERAL) return off[k][ARG];
-    else return (offset_t)t.at(k);
   }
 
   template <typename T> GB_FN bool use_vector(const void* p) const {
@@ -274,14 +261,19 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
 #pragma unroll
         for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
       }
-    } else if constexpr (LAZY) {                   // element by element, offsets computed here
-      offset_t o[EPT][1];
-      row_offsets<ARG, 1>(*calc_, o);
+    } else if constexpr (!GENERAL) {               // element by element
 #pragma unroll
-      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + o[k][0], p, false) : T();
-    } else {                                       // element by element
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + t.at(k), p, false) : T();
+    } else if (one_row) {                          // element by element, stepped in the row
+      const T* q = p + cur[ARG];
+      const offset_t s = calc_->stride[0][ARG];
 #pragma unroll
-      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + element<ARG>(k), p, false) : T();
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
+    } else {                                       // element by element, row by row
+      offset_t o[EPT];
+      row_offsets<ARG>(o);
+#pragma unroll
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + o[k], p, false) : T();
     }
   }
 
@@ -297,16 +289,22 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
         for (int j = 0; j < V::NV; ++j) x.v[j] = v[c2 * V::NV + j];
         *GB_PTR(q + c2, p, true) = x;
       }
-    } else if constexpr (LAZY) {
-      offset_t o[EPT][1];
-      row_offsets<0, 1>(*calc_, o);
+    } else if constexpr (!GENERAL) {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
-        if (k < t.count) *GB_PTR(p + o[k][0], p, true) = v[k];
+        if (k < t.count) *GB_PTR(p + t.at(k), p, true) = v[k];
+    } else if (one_row) {
+      T* q = p + cur[0];
+      const offset_t s = calc_->stride[0][0];
+#pragma unroll
+      for (int k = 0; k < EPT; ++k)
+        if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
     } else {
+      offset_t o[EPT];
+      row_offsets<0>(o);
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
-        if (k < t.count) *GB_PTR(p + element<0>(k), p, true) = v[k];
+        if (k < t.count) *GB_PTR(p + o[k], p, true) = v[k];
     }
   }
 };

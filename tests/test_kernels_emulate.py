@@ -309,3 +309,31 @@ def test_general_rank6_broadcast(backends):
                               x + x.transpose(0, 1, 2, 3, 5, 4)[..., :1, :])
         cond = rng.random((2, 3, 4, 5, 6, 3)) < 0.5
         assert np.array_equal(gb.where(cond, a, b, backend=be), np.where(cond, a, b))
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5, 6])
+def test_general_every_rank_layout_and_zero_size(rank, backends):
+    # the general kernels locate a tile's first element once and step within the innermost row,
+    # or go row by row where a tile crosses rows: every coalesced rank 1..6, innermost sizes
+    # shorter and longer than a tile (4 or 8 elements), negative and transposed strides,
+    # zero-size dims, on the 32- and 64-bit paths and a 1-block grid
+    rng = np.random.default_rng(100 + rank)
+    for trial in range(4):
+        out = [int(rng.integers(1, 5)) for _ in range(rank)]
+        out[-1] = (3, 8, 13, 1029)[trial]
+        if trial == 3 and rank > 1:
+            out[0] = 0 if rank % 2 else out[0]
+        a_shape = tuple(n if rng.random() < 0.6 else 1 for n in out)
+        b_shape = tuple(n if rng.random() < 0.6 else 1 for n in out)
+        a = rng.standard_normal(a_shape[::-1]).astype(np.float32).T          # transposed
+        b = rng.standard_normal(b_shape).astype(np.float32)[..., ::-1]       # negative innermost stride
+        full = rng.standard_normal(out).astype(np.float32)[::-1]
+        cond = rng.random(out) < 0.5
+        for be in (BE, BE64, BE1):
+            assert np.array_equal(gb.add(a, b, backend=be), a + b)
+            assert np.array_equal(gb.add(full, b, backend=be), full + b)
+            assert np.array_equal(gb.where(cond, a, b, backend=be), np.where(cond, a, b))
+            assert np.array_equal(gb.broadcast_to(b, tuple(out), backend=be), np.broadcast_to(b, tuple(out)))
+            xs = [full, a, b, full[..., ::-1], a]
+            _same("sum", apply(ops.get("sum"), xs, backend=be), apply(ops.get("sum"), xs, backend="numpy"),
+                  np.dtype(np.float32))

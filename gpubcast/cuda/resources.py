@@ -365,11 +365,16 @@ def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop
 STRIDED_RANK = 6
 
 
+def _loops_inside(instrs, labels, start: int, end: int) -> list[tuple[int, int]]:
+    """Every loop strictly inside the steady loop [start, end], as (first, last) address."""
+    return [(labels[i.target], i.addr) for i in instrs
+            if i.target is not None and i.target in labels and start < labels[i.target] < i.addr < end]
+
+
 def _inner_loops(instrs, labels, start: int, end: int) -> list[tuple[int, int]]:
     """The innermost loops strictly inside the steady loop [start, end]: backward branches that
     hold no other backward branch (the general kernels' loops over dims), as (first, last) address."""
-    loops = [(labels[i.target], i.addr) for i in instrs
-             if i.target is not None and i.target in labels and start < labels[i.target] < i.addr < end]
+    loops = _loops_inside(instrs, labels, start, end)
     return [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
 
 
@@ -388,7 +393,7 @@ def strided_path(instrs, labels, predicated, start: int, end: int, rank: int = S
     return at_latch[want][1] if want in at_latch else None
 
 
-def _path_states(instrs, labels, predicated, start, end, rank, widths) -> dict:
+def _path_states(instrs, labels, predicated, start, end, rank, widths, avoid_rows=True) -> dict:
     """Paths through the body of the steady loop [start, end] over forward edges, at its latch:
     accesses -> (-(blocks of innermost inner loops entered), instructions), the best per accesses
     (most inner-loop blocks, then fewest instructions; those blocks count ``rank - 1`` times).
@@ -398,6 +403,15 @@ def _path_states(instrs, labels, predicated, start, end, rank, widths) -> dict:
     if not inside:
         return {}
     loops = _inner_loops(instrs, labels, start, end)
+    # loops that hold a loop over dims (a tile crossing innermost rows, row by row): left out
+    # when a path can avoid them (a tile within one row); in older kernels every offset loop lay
+    # inside such a loop
+    rows = [(a, b) for a, b in _loops_inside(instrs, labels, start, end) if (a, b) not in loops
+            and any(a <= c and d <= b for c, d in loops)]
+    if rows and avoid_rows:
+        inside = [n for n in inside if not any(a <= instrs[spans[n][0]].addr <= b for a, b in rows)]
+        if not inside or inside[0] != min(n for n, (s, e) in enumerate(spans) if start <= instrs[s].addr <= end):
+            return {}
 
     def weight(n):
         run = [instrs[k] for k in range(spans[n][0], spans[n][1] + 1) if instrs[k].opcode != "NOP"]
@@ -420,7 +434,10 @@ def _path_states(instrs, labels, predicated, start, end, rank, widths) -> dict:
                     cand = (nl - looped, c + cost)
                     if cand < states.get(total, (math.inf, math.inf)):
                         states[total] = cand
-    return best.get(inside[-1], {})
+    found = best.get(inside[-1], {})
+    if not found and rows and avoid_rows:
+        return _path_states(instrs, labels, predicated, start, end, rank, widths, False)
+    return found
 
 
 def access_path(instrs, labels, predicated, start: int, end: int, rank: int, accesses: dict) -> int | None:
