@@ -46,7 +46,7 @@ namespace gb {
 
 constexpr int MAX_DIMS = 10;      // coalesced rank one launch handles
 constexpr int BLOCK = 256;        // threads per block (launch contract)
-constexpr int GENERAL_EPT = 4;    // elements per thread of the general (strided) kernels
+constexpr int GENERAL_EPT = 4;    // elements per thread of the variadic general kernels
 
 // operand classes, 2 bits per operand in Head::classes (operand k at bits 2k..2k+1)
 enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
@@ -58,6 +58,11 @@ template <typename... R> __host__ __device__ constexpr int max_of(int a, int b, 
 }
 template <typename... Ts> __host__ __device__ constexpr int contig_ept() {
   return 16 / max_of((int)sizeof(Ts)...) > 4 ? 16 / max_of((int)sizeof(Ts)...) : 4;
+}
+// Elements per thread of a binary, ternary or copy general kernel: 8 where every operand's
+// element has at most 4 bytes (a tile's offset work shared by 8), else 4 (registers).
+template <typename... Ts> __host__ __device__ constexpr int general_ept() {
+  return max_of((int)sizeof(Ts)...) <= 4 ? 8 : 4;
 }
 
 // Per-launch arguments every kernel gets (the contiguous kernels get only this).

@@ -11,8 +11,6 @@ needs_tools = pytest.mark.skipif(bool(WHY), reason=f"the model needs NVRTC, cuob
 
 #: patterns the model predicts below their goal today (the gap; remove an entry when it is met)
 BELOW_GOAL = {
-    "rank6": "issue-bound: 54 instr/elem on the CXX path of add f32 general32 (the offset loop over "
-             "5 dims, about 21 instructions each, per 4-element tile); the memory time allows about 40",
     "transposed": "L2-bound: the transposed operand moves a 32-byte sector per 4-byte element "
                   "(no tiled shared-memory path yet)",
 }
@@ -54,10 +52,16 @@ def test_access_path_grows_with_rank_and_accesses():
     r = res.measure(k, "sm_90")
     instrs, labels, predicated = res.sass_of(k, "sm_90")
     path = lambda rank, acc: res.access_path(instrs, labels, predicated, r.loop.start, r.loop.end, rank, acc)  # noqa: E731
-    mixed = {128: 2, 32: 4}                    # out and x1 vector, x2 element by element
+    e = k.ept                                  # elements per thread: 128-bit accesses carry 4 floats
+    mixed = {128: 2 * e // 4, 32: e}           # out and x1 vector, x2 element by element
     assert path(2, mixed) < path(6, mixed)
-    assert path(6, {32: 12}) == r.strided      # every operand element-wise: the rank-6 strided estimate
-    assert path(6, {128: 3}) is not None and path(6, {64: 1}) is None
+    assert path(6, {32: 3 * e}) == r.strided   # every operand element-wise: the rank-6 strided estimate
+    assert path(6, {128: 3 * e // 4}) is not None and path(6, {64: 1}) is None
+
+
+@needs_tools
+def test_rank6_runs_at_most_40_instructions_per_element():
+    assert model.predict("rank6").instr_per_elem <= 40
 
 
 def test_model_arithmetic():
