@@ -11,7 +11,8 @@
 // indices or offsets reach 2^31).  A tile's offsets are located once, at its first element,
 // for every operand at once, and stepped by the innermost strides while the tile stays in
 // one innermost row; a tile that crosses rows (innermost size not a multiple of EPT, or
-// shorter than a tile) locates each operand's offsets anew at every row it enters.
+// shorter than a tile) locates each operand's offsets anew at every row it enters.  Under
+// COLUMN_TILES (transposed operands) a thread's elements step down a column instead.
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
@@ -51,6 +52,14 @@ constexpr int GENERAL_EPT = 4;    // elements per thread of the variadic general
 // operand classes, 2 bits per operand in Head::classes (operand k at bits 2k..2k+1)
 enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
 
+// Head::flags of a general kernel.  COLUMN_TILES (the host sets it where an operand is
+// contiguous along the second-innermost dim but not along the innermost, e.g. transposed):
+// a tile is EPT rows of the two innermost dims by BLOCK columns, thread x taking column x
+// and stepping down the rows, so the lanes of a warp read and write along the innermost dim
+// and each thread along the second-innermost: every access coalesced or sector-complete.
+// Assumption: COLUMN_TILES only with coalesced rank >= 2.
+enum : unsigned { COLUMN_TILES = 1u };
+
 // Elements per thread of a contiguous kernel: 16 bytes of its widest operand, at least 4.
 __host__ __device__ constexpr int max_of(int a) { return a; }
 template <typename... R> __host__ __device__ constexpr int max_of(int a, int b, R... r) {
@@ -71,7 +80,7 @@ template <int NIN> struct Head {
   u64 value[NIN + 1][2];    // bytes of a VALUE-class input k (kernel-argument scalar)
   u64 size;                 // output elements; tiles cover [0, size)
   u32 classes;              // 2 bits per operand: CONTIG | VALUE | SCALAR | STRIDED
-  u32 flags;                // reserved (0)
+  u32 flags;                // general kernels: COLUMN_TILES or 0
   u32 nin;                  // variadic: inputs used in this launch (1 <= nin <= NIN)
   u32 aux;                  // variadic mean: divide by aux at the end (0: do not)
 };
@@ -195,11 +204,12 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive)
 
 // One thread's access to every operand of a launch.
 //   contiguous kernels (GENERAL = false): element k of a contiguous operand is at t.at(k);
-//   general kernels (tiles always consecutive): the offsets of every operand at the tile's
-//   first element (OffsetCalc::locate, once per tile), then element k of operand ARG at
-//   cur[ARG] + k * (its innermost stride) while the tile stays in one innermost row (the usual
-//   case: no per-element division, EPT + NARGS registers less than a per-element table);
-//   a tile that crosses rows takes each operand's offsets row by row (row_offsets).
+//   general kernels (row tiles consecutive, or column tiles): the offsets of every operand at
+//   the tile's first element (OffsetCalc::locate, once per tile), then element k of operand
+//   ARG at cur[ARG] + k * (its stride along dim sd: 0, or 1 for column tiles) while the tile
+//   stays in one innermost row (the usual case: no per-element division, no per-element
+//   offset table); a row tile that crosses rows takes each operand's offsets row by row
+//   (row_offsets).
 // A contiguous operand is read with vector loads when the tile is full and its pointer
 // aligned (contiguous kernels: all pointers, checked once per launch).
 template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
@@ -207,18 +217,18 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
   static constexpr int NARGS = NIN + 1;
   const Head<NIN>& h;
   Tile<EPT, index_t> t;
-  bool full;                                        // count == EPT
-  bool vec;                                         // contiguous kernels: full && consecutive
+  bool vec;                                         // a full tile of consecutive elements (row tiles)
   bool one_row = true;                              // general: the tile lies in one innermost row
+  int sd = 0;                                       // general: the dim a thread steps along (1: COLUMN_TILES)
   offset_t cur[GENERAL ? NARGS : 1];                // general: offsets of the tile's first element
   const OffsetCalc<NARGS, index_t>* calc_ = nullptr;
 
   template <int ARG> GB_FN unsigned cls() const { return (h.classes >> (2 * ARG)) & 3u; }
 
   GB_FN Access(const Head<NIN>& head, Tile<EPT, index_t> tile, bool consecutive)
-      : h(head), t(tile), full(tile.count == EPT), vec(consecutive && tile.count == EPT) {}
+      : h(head), t(tile), vec(consecutive && tile.count == EPT) {}
 
-  // A tile crossing innermost rows: operand ARG's offsets (OffsetCalc::locate, a division
+  // A row tile crossing innermost rows: operand ARG's offsets (OffsetCalc::locate, a division
   // per dim) where the tile enters each row, stepped by its innermost stride within the row.
   template <int ARG> GB_FN void row_offsets(offset_t (&o)[EPT]) const {
     const OffsetCalc<NARGS, index_t>& calc = *calc_;
@@ -241,12 +251,12 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
     if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
       calc_ = &calc;
       const index_t inner = calc.template locate<0, NARGS>(t.first, cur);
-      one_row = calc.dim[0].divisor - inner >= (index_t)t.count;
+      one_row = sd == 1 || calc.dim[0].divisor - inner >= (index_t)t.count;   // column tiles: within one column
     }
   }
 
   template <typename T> GB_FN bool use_vector(const void* p) const {
-    if constexpr (GENERAL) return full && vec_aligned<T, EPT>(p);
+    if constexpr (GENERAL) return vec && vec_aligned<T, EPT>(p);
     else return vec;
   }
 
@@ -271,7 +281,7 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + t.at(k), p, false) : T();
     } else if (one_row) {                          // element by element, stepped in the row
       const T* q = p + cur[ARG];
-      const offset_t s = calc_->stride[0][ARG];
+      const offset_t s = calc_->stride[sd][ARG];
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
     } else {                                       // element by element, row by row
@@ -300,7 +310,7 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
         if (k < t.count) *GB_PTR(p + t.at(k), p, true) = v[k];
     } else if (one_row) {
       T* q = p + cur[0];
-      const offset_t s = calc_->stride[0][0];
+      const offset_t s = calc_->stride[sd][0];
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
         if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
@@ -314,10 +324,37 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
   }
 };
 
+// COLUMN_TILES: tile (outer o, row block rb, column block cb) of the two innermost dims
+// (n1 rows of n0); thread x takes column cb * BLOCK + x, rows rb * EPT .. + EPT - 1.
+template <int NIN, int EPT, typename index_t, typename Calc, typename Body>
+GB_FN void for_each_column_tile(const Head<NIN>& h, const Calc& calc, Body body) {
+  const index_t n0 = calc.dim[0].divisor, n1 = calc.dim[1].divisor;
+  const index_t cbs = (n0 + (index_t)BLOCK - 1) / (index_t)BLOCK, rbs = (n1 + (index_t)EPT - 1) / (index_t)EPT;
+  const index_t tiles = (index_t)h.size / (n0 * n1) * rbs * cbs;
+  for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const index_t cb = tile % cbs, rest = tile / cbs, rb = rest % rbs, o = rest / rbs;
+    const index_t col = cb * (index_t)BLOCK + (index_t)threadIdx.x, row = rb * (index_t)EPT;
+    if (col >= n0) continue;                      // past the last column (last column block only)
+    Tile<EPT, index_t> t;
+    t.first = (o * n1 + row) * n0 + col;
+    t.step = n0;
+    t.count = n1 - row >= (index_t)EPT ? EPT : (int)(n1 - row);
+    Access<NIN, EPT, index_t, true> acc(h, t, false);
+    acc.sd = 1;
+    acc.compute_offsets(calc);
+    body(acc);
+  }
+}
+
 // Run body(access) for every tile this thread takes part in (grid-stride over tiles).
 // `consecutive` must be the same for every thread of the launch (general kernels: true).
-template <int NIN, int EPT, typename index_t, bool GENERAL, typename Calc, typename Body>
+// COLUMNS: the kernel honours COLUMN_TILES (binary, ternary, copy; the variadic kernels do
+// not: the host never sets it for them, and the path would cost them registers).
+template <int NIN, int EPT, typename index_t, bool GENERAL, bool COLUMNS = GENERAL, typename Calc, typename Body>
 GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
+  if constexpr (GENERAL && COLUMNS) {
+    if (h.flags & COLUMN_TILES) return for_each_column_tile<NIN, EPT, index_t>(h, calc, body);
+  }
   const index_t size = (index_t)h.size;
   const index_t tiles = (size + (index_t)(BLOCK * EPT) - 1) / (index_t)(BLOCK * EPT);
   for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {

@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(BLOCK) variadic_contig(const __grid_constant__
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) variadic_general(const __grid_constant__ General<MAX_VARIADIC, index_t> p) {
   constexpr int EPT = GENERAL_EPT;
-  for_each_tile<MAX_VARIADIC, EPT, index_t, true>(p.h, p.calc, true, VariadicBody<Op, T, EPT>());
+  for_each_tile<MAX_VARIADIC, EPT, index_t, true, false>(p.h, p.calc, true, VariadicBody<Op, T, EPT>());
 }
 
 }  // namespace gb

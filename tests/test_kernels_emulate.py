@@ -7,13 +7,15 @@ negative strides, strided output, the 64-bit index path (forced with a small thr
 a 1-block grid (grid-stride loop).  Plus integer edge cases with hand-computed values.
 """
 
+import struct
+
 import numpy as np
 import pytest
 
 import gpubcast as gb
 from gpubcast import dtypes as _dt
 from gpubcast import ops
-from gpubcast.cuda import checks, emulate
+from gpubcast.cuda import checks, emulate, launch
 from gpubcast.dispatch import apply
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
@@ -337,3 +339,43 @@ def test_general_every_rank_layout_and_zero_size(rank, backends):
             xs = [full, a, b, full[..., ::-1], a]
             _same("sum", apply(ops.get("sum"), xs, backend=be), apply(ops.get("sum"), xs, backend="numpy"),
                   np.dtype(np.float32))
+
+
+def _column_tiles(lc) -> bool:
+    head = launch.head_size(launch.NIN_OF_FAMILY[lc.family])
+    return bool(struct.unpack_from("<I", lc.params, head - 12)[0] & launch.COLUMN_TILES)
+
+
+@pytest.mark.parametrize("rows, cols, outer", [(8, 32, 1), (45, 77, 1), (13, 300, 3), (64, 257, 2)])
+def test_column_tiles_for_transposed_operands(rows, cols, outer, backends):
+    # a transposed operand (contiguous along the second-innermost dim) takes column tiles: each
+    # thread steps down EPT rows of one column; partial row and column blocks, outer dims,
+    # negative strides, the 32/64-bit paths and a 1-block grid
+    rng = np.random.default_rng(rows * cols)
+    t = rng.standard_normal((outer, cols, rows)).astype(np.float32).transpose(0, 2, 1)   # (outer, rows, cols)
+    x = rng.standard_normal((outer, rows, cols)).astype(np.float32)
+    row = rng.standard_normal((cols,)).astype(np.float32)[::-1]
+    cond = rng.random((rows, cols)) < 0.5
+    ti = rng.integers(-99, 99, (outer, cols, rows), dtype=np.int8).transpose(0, 2, 1)[:, ::-1]
+    for be in (BE, BE64, BE1):
+        first = len(backends[be].launches)
+        assert np.array_equal(gb.add(t, x, backend=be), t + x)
+        assert np.array_equal(gb.add(t, row, backend=be), t + row)
+        assert np.array_equal(gb.where(cond, t, x, backend=be), np.where(cond, t, x))
+        assert np.array_equal(gb.broadcast_to(t, (2, outer, rows, cols), backend=be),
+                              np.broadcast_to(t, (2, outer, rows, cols)))
+        assert np.array_equal(gb.subtract(ti, ti[..., ::-1, :], backend=be), ti - ti[..., ::-1, :])
+        launched = backends[be].launches[first:]
+        assert len(launched) == 5 and all(_column_tiles(lc) for lc in launched), [lc.name for lc in launched]
+
+
+def test_row_tiles_where_columns_do_not_pay(backends):
+    # fewer columns than a warp, or no operand contiguous along the second-innermost dim: row tiles
+    rng = np.random.default_rng(3)
+    narrow = rng.standard_normal((5, 40)).astype(np.float32).T                # 5 columns
+    x = rng.standard_normal((40, 5)).astype(np.float32)
+    first = len(backends[BE].launches)
+    assert np.array_equal(gb.add(narrow, x, backend=BE), narrow + x)
+    a = rng.standard_normal((40, 64)).astype(np.float32)[:, ::2]               # innermost stride 2, no column
+    assert np.array_equal(gb.add(a, a[::-1], backend=BE), a + a[::-1])
+    assert not any(_column_tiles(lc) for lc in backends[BE].launches[first:])

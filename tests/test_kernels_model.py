@@ -10,10 +10,7 @@ WHY = res.unavailable()
 needs_tools = pytest.mark.skipif(bool(WHY), reason=f"the model needs NVRTC, cuobjdump and nvdisasm: {WHY}")
 
 #: patterns the model predicts below their goal today (the gap; remove an entry when it is met)
-BELOW_GOAL = {
-    "transposed": "L2-bound: the transposed operand moves a 32-byte sector per 4-byte element "
-                  "(no tiled shared-memory path yet)",
-}
+BELOW_GOAL: dict = {}
 
 
 def _params(names, failing):
@@ -41,7 +38,8 @@ def test_kernel_choice_follows_the_plan():
     assert model.predict("same").kernel == "add f32 contig" and model.predict("same").classes == "CCC"
     assert model.predict("scalar").classes == "CCS"           # a device element: one load per tile
     assert model.predict("rank6").rank == 6 and model.predict("rank6").kernel == "add f32 general32"
-    assert model.predict("transposed").bound == "L2"
+    assert model.predict("transposed").columns and not model.predict("row").columns
+    assert model.predict("transposed").l2_bytes == model.predict("transposed").dram_bytes   # no sector waste
     assert model.predict("sum4").kernel.startswith("sum 4x f32 general")
     assert model.predict("expand").kernel.startswith("copy 4 B general")
 
@@ -51,7 +49,10 @@ def test_access_path_grows_with_rank_and_accesses():
     k = next(k for k in res.hot() if k.label == "add f32 general32")
     r = res.measure(k, "sm_90")
     instrs, labels, predicated = res.sass_of(k, "sm_90")
-    path = lambda rank, acc: res.access_path(instrs, labels, predicated, r.loop.start, r.loop.end, rank, acc)  # noqa: E731
+
+    def path(rank, acc):
+        return res.access_path(instrs, labels, predicated, r.loop.start, r.loop.end, rank, acc)
+
     e = k.ept                                  # elements per thread: 128-bit accesses carry 4 floats
     mixed = {128: 2 * e // 4, 32: e}           # out and x1 vector, x2 element by element
     assert path(2, mixed) < path(6, mixed)
@@ -64,12 +65,31 @@ def test_rank6_runs_at_most_40_instructions_per_element():
     assert model.predict("rank6").instr_per_elem <= 40
 
 
+@needs_tools
+def test_column_loop_is_the_column_tiles_loop():
+    # the row tiles' loop (the steady loop) holds the vector path; the column tiles' loop has
+    # element accesses only
+    k = next(k for k in res.hot() if k.label == "add f32 general32")
+    r = res.measure(k, "sm_90")
+    instrs, labels, _ = res.sass_of(k, "sm_90")
+    start, end = res.column_loop(instrs, labels)
+
+    def inside(a, b):
+        return {i.opcode for i in instrs if a <= i.addr <= b and i.opcode.startswith(("LDG", "STG"))}
+
+    assert end < r.loop.start or start > r.loop.end
+    assert "STG.E.128" in inside(r.loop.start, r.loop.end)
+    assert inside(start, end) and not any(op.endswith(".128") for op in inside(start, end))
+    contig = next(k for k in res.hot() if k.label == "add f32 contig")
+    assert res.column_loop(*res.sass_of(contig, "sm_90")[:2]) is None
+
+
 def test_model_arithmetic():
     # a copy-like pattern that is memory-bound comes out at exactly 1; the issue term scales with instr/elem
     assert model.GOAL == 0.9 and model.GOAL_TRANSPOSED == 0.7
-    p = model.Prediction("x", "k", 1, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 2.0, 1.0, 1.0, 2.0, 0.9)
+    p = model.Prediction("x", "k", 1, False, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 2.0, 1.0, 1.0, 2.0, 0.9)
     assert p.fraction == 1.0 and p.bound == "memory"
-    p = model.Prediction("x", "k", 1, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 2.0, 1.0, 4.0, 2.0, 0.9)
+    p = model.Prediction("x", "k", 1, False, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 2.0, 1.0, 4.0, 2.0, 0.9)
     assert p.fraction == 0.5 and p.bound == "issue"
 
 

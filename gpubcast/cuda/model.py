@@ -7,18 +7,21 @@ pattern launches (``resources``), the plan the planner makes for the pattern's G
 Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
 
 - The kernel: what ``launch`` would launch for the pattern (contiguous, general32 or general64;
-  one launch), found among the hot kernels of ``resources``; its operand classes and coalesced
-  rank are the plan's.
-- instr/elem: ``resources.access_path`` over the kernel's steady loop -- the path through one pass
-  that makes exactly the global accesses these operand classes make (a contiguous operand one
-  vector access of up to 16 bytes per VecOf chunk, a strided one ``ept`` element accesses, a
-  device scalar one, a host value none), with the offset loop over dims counted ``rank - 1``
-  times -- divided by ``ept``.  It assumes each tile lies within one innermost row (true when
-  the innermost coalesced size is a multiple of ``ept``; ``rows`` says when not).
+  one launch; row or column tiles), found among the hot kernels of ``resources``; its operand
+  classes and coalesced rank are the plan's.
+- instr/elem: ``resources.access_path`` over the kernel's steady loop (``resources.column_loop``
+  under column tiles) -- the path through one pass that makes exactly the global accesses these
+  operand classes make (a contiguous operand one vector access of up to 16 bytes per VecOf chunk
+  under row tiles, else like a strided one ``ept`` element accesses, a device scalar one, a host
+  value none), with the offset loop over dims counted ``rank - 1`` times -- divided by ``ept``.
+  It assumes each row tile lies within one innermost row (true when the innermost coalesced
+  size is a multiple of ``ept``; ``rows`` says when not).
 - DRAM bytes per output element: ``Pattern.traffic`` / elements (each operand's own bytes once,
-  the output once: broadcast operands are served by L2).  L2 bytes: a strided operand whose
-  innermost stride is not 0 or +-1 (a transposed one) moves a 32-byte sector per element
-  (no reuse in L1; reuse in L2 assumed), the rest their DRAM bytes.
+  the output once: broadcast operands are served by L2).  L2 bytes: a strided operand moves a
+  32-byte sector per element (no reuse in L1; reuse in L2 assumed) when neither the lanes of
+  a warp nor a thread's own elements walk it with stride 0 or +-1 (row tiles: both walk the
+  innermost dim; column tiles: lanes the innermost, a thread the second-innermost), else its
+  DRAM bytes.
 - Times for the output's ``n`` elements:
       t_mem   = n * dram_bytes / (DRAM_BW * ACHIEVABLE * inflight)
                 inflight = min(1, resident threads/SM * ept * dram_bytes / (DRAM_BW * ACHIEVABLE
@@ -71,6 +74,7 @@ class Prediction:
     pattern: str
     kernel: str             # hot kernel label, e.g. "add f32 general32"
     rank: int               # coalesced rank
+    columns: bool           # column tiles (kernels/indexing.cuh COLUMN_TILES)
     classes: str            # per argument (output first): C contiguous, V value, S scalar, X strided
     occupancy: float
     ept: int
@@ -123,14 +127,14 @@ def pattern_plan(pattern):
     return p, shapes
 
 
-def _accesses(classes, itemsizes, ept) -> dict:
+def _accesses(classes, itemsizes, ept, columns) -> dict:
     """{width in bits: count} of the global accesses one thread makes per tile."""
     found: dict = {}
     for cls, size in zip(classes, itemsizes):
-        if cls == launch.CONTIG:
+        if cls == launch.CONTIG and not columns:
             n = max(1, min(16 // size, ept))
             width, count = n * size * 8, ept // n
-        elif cls == launch.STRIDED:
+        elif cls in (launch.STRIDED, launch.CONTIG):
             width, count = size * 8, ept
         elif cls == launch.SCALAR:
             width, count = size * 8, 1
@@ -152,23 +156,26 @@ def predict(name: str) -> Prediction:
     classes = [(t.classes >> (2 * k)) & 3 for k in range(len(t.args))]
     itemsizes = [DTYPE.itemsize] + [dtypes[i - 1].itemsize for i in t.args[1:]]
     rank = len(p.coalesced_shape)
+    columns = bool(t.flags & launch.COLUMN_TILES)
     instrs, labels, predicated = resources.sass_of(hot, ARCH)
-    path = resources.access_path(instrs, labels, predicated, r.loop.start, r.loop.end, rank,
-                                 _accesses(classes, itemsizes, t.ept))
+    start, end = resources.column_loop(instrs, labels) if columns else (r.loop.start, r.loop.end)
+    path = resources.access_path(instrs, labels, predicated, start, end, rank,
+                                 _accesses(classes, itemsizes, t.ept, columns))
     ipe = path / t.ept if path else None
     inner = p.coalesced_shape[-1]
     rows = 1.0 if hot.contiguous or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
     n = p.size
     dram = pattern.traffic(shapes, DTYPE) / n
     strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
+    walks = (-1, -2) if columns else (-1,)
     l2 = dram + sum(SECTOR - size for (cls, size, arg) in zip(classes, itemsizes, t.args)
-                    if cls == launch.STRIDED and abs(strides[arg][-1]) > 1)
+                    if cls == launch.STRIDED and all(abs(strides[arg][d]) > 1 for d in walks))
     bw = DRAM_BW * ACHIEVABLE
     inflight = min(1.0, r.occupancy * THREADS_PER_SM * t.ept * dram / (bw * LATENCY_S / SMS))
     warps = r.occupancy * THREADS_PER_SM / 32 / SCHEDULERS
     issue_rate = SMS * SCHEDULERS * 32 * CLOCK_HZ * min(1.0, warps / DEPENDENT_ISSUE)
     return Prediction(
-        name, hot.label, rank, "".join("CVSX"[c] for c in classes), r.occupancy, t.ept, rows, ipe,
+        name, hot.label, rank, columns, "".join("CVSX"[c] for c in classes), r.occupancy, t.ept, rows, ipe,
         dram, l2, n, n * dram / (bw * inflight), n * l2 / L2_BW,
         n * (ipe or math.inf) * rows / issue_rate, n * dram / bw,
         GOAL_TRANSPOSED if pattern.transposed else GOAL)
@@ -180,12 +187,13 @@ def predict_all() -> list[Prediction]:
 
 def table(rows: list[Prediction]) -> str:
     """The predictions as a Markdown table."""
-    out = ["| pattern | kernel | rank | classes | occupancy | instr/elem | DRAM B/elem | L2 B/elem "
+    out = ["| pattern | kernel | tiles | rank | classes | occupancy | instr/elem | DRAM B/elem | L2 B/elem "
            "| t_mem us | t_L2 us | t_issue us | t_copy us | bound | fraction of copy | goal |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(
-            f"| {r.pattern} | {r.kernel} | {r.rank} | {r.classes} | {r.occupancy:.0%} "
+            f"| {r.pattern} | {r.kernel} | {'column' if r.columns else 'row'} | {r.rank} | {r.classes} "
+            f"| {r.occupancy:.0%} "
             f"| {f'{r.instr_per_elem:.1f}' if r.instr_per_elem else '-'} | {r.dram_bytes:.2f} "
             f"| {r.l2_bytes:.2f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} | {r.t_issue * 1e6:.0f} "
             f"| {r.t_copy * 1e6:.0f} | {r.bound} | {r.fraction:.2f} | >= {r.goal} |")

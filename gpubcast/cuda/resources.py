@@ -361,6 +361,19 @@ def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop
     return Loop(start, end, len(body), at_latch.get(want))
 
 
+def column_loop(instrs, labels) -> tuple[int, int] | None:
+    """(first, last) address of a general kernel's column-tile loop (kernels/indexing.cuh
+    COLUMN_TILES): the widest backward branch outside the steady loop (the row tiles' loop, the
+    widest of all; tests/test_kernels_model.py checks which is which), or None without one."""
+    back = [(labels[i.target], i.addr) for i in instrs
+            if i.target is not None and i.target in labels and labels[i.target] < i.addr]
+    if not back:
+        return None
+    start, end = max(back, key=lambda b: b[1] - b[0])
+    outside = [(a, b) for a, b in back if b < start or a > end]
+    return max(outside, key=lambda b: b[1] - b[0]) if outside else None
+
+
 #: the coalesced rank of the strided-path estimate (``strided_path``)
 STRIDED_RANK = 6
 
