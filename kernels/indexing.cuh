@@ -54,11 +54,13 @@ enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
 
 // Head::flags of a general kernel.  COLUMN_TILES (the host sets it where an operand is
 // contiguous along the second-innermost dim but not along the innermost, e.g. transposed):
-// a tile is EPT rows of the two innermost dims by BLOCK columns, thread x taking column x
-// and stepping down the rows, so the lanes of a warp read and write along the innermost dim
-// and each thread along the second-innermost: every access coalesced or sector-complete.
+// a tile is COLUMN_WARPS * EPT rows of the two innermost dims by 32 columns; each warp takes
+// EPT rows, lane l column l, stepping down the rows, so the lanes of a warp read and write
+// along the innermost dim and each thread along the second-innermost: every access
+// coalesced or sector-complete (idle lanes only in a last, partial column block).
 // Assumption: COLUMN_TILES only with coalesced rank >= 2.
 enum : unsigned { COLUMN_TILES = 1u };
+constexpr int COLUMN_WARPS = BLOCK / 32;   // warps of a block, one row block of EPT each
 
 // Elements per thread of a contiguous kernel: 16 bytes of its widest operand, at least 4.
 __host__ __device__ constexpr int max_of(int a) { return a; }
@@ -325,16 +327,19 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
 };
 
 // COLUMN_TILES: tile (outer o, row block rb, column block cb) of the two innermost dims
-// (n1 rows of n0); thread x takes column cb * BLOCK + x, rows rb * EPT .. + EPT - 1.
+// (n1 rows of n0); lane l of warp w takes column cb * 32 + l, rows (rb * COLUMN_WARPS + w) * EPT
+// .. + EPT - 1.
 template <int NIN, int EPT, typename index_t, typename Calc, typename Body>
 GB_FN void for_each_column_tile(const Head<NIN>& h, const Calc& calc, Body body) {
+  constexpr index_t ROWS = (index_t)(COLUMN_WARPS * EPT);
   const index_t n0 = calc.dim[0].divisor, n1 = calc.dim[1].divisor;
-  const index_t cbs = (n0 + (index_t)BLOCK - 1) / (index_t)BLOCK, rbs = (n1 + (index_t)EPT - 1) / (index_t)EPT;
+  const index_t cbs = (n0 + 31) / 32, rbs = (n1 + ROWS - 1) / ROWS;
   const index_t tiles = (index_t)h.size / (n0 * n1) * rbs * cbs;
   for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const index_t cb = tile % cbs, rest = tile / cbs, rb = rest % rbs, o = rest / rbs;
-    const index_t col = cb * (index_t)BLOCK + (index_t)threadIdx.x, row = rb * (index_t)EPT;
-    if (col >= n0) continue;                      // past the last column (last column block only)
+    const index_t col = cb * 32 + (index_t)(threadIdx.x % 32);
+    const index_t row = rb * ROWS + (index_t)(threadIdx.x / 32 * EPT);
+    if (col >= n0 || row >= n1) continue;         // past the last column or row (last blocks only)
     Tile<EPT, index_t> t;
     t.first = (o * n1 + row) * n0 + col;
     t.step = n0;

@@ -346,11 +346,11 @@ def _column_tiles(lc) -> bool:
     return bool(struct.unpack_from("<I", lc.params, head - 12)[0] & launch.COLUMN_TILES)
 
 
-@pytest.mark.parametrize("rows, cols, outer", [(8, 32, 1), (45, 77, 1), (13, 300, 3), (64, 257, 2)])
+@pytest.mark.parametrize("rows, cols, outer", [(32, 32, 1), (45, 77, 1), (100, 33, 1), (40, 300, 3), (129, 257, 2)])
 def test_column_tiles_for_transposed_operands(rows, cols, outer, backends):
-    # a transposed operand (contiguous along the second-innermost dim) takes column tiles: each
-    # thread steps down EPT rows of one column; partial row and column blocks, outer dims,
-    # negative strides, the 32/64-bit paths and a 1-block grid
+    # a transposed operand (contiguous along the second-innermost dim) takes column tiles: lanes
+    # take columns, each thread steps down EPT rows; partial row and column blocks (of 64 or 32
+    # rows and 32 columns), outer dims, negative strides, the 32/64-bit paths, a 1-block grid
     rng = np.random.default_rng(rows * cols)
     t = rng.standard_normal((outer, cols, rows)).astype(np.float32).transpose(0, 2, 1)   # (outer, rows, cols)
     x = rng.standard_normal((outer, rows, cols)).astype(np.float32)
@@ -367,15 +367,20 @@ def test_column_tiles_for_transposed_operands(rows, cols, outer, backends):
         assert np.array_equal(gb.subtract(ti, ti[..., ::-1, :], backend=be), ti - ti[..., ::-1, :])
         launched = backends[be].launches[first:]
         assert len(launched) == 5 and all(_column_tiles(lc) for lc in launched), [lc.name for lc in launched]
+        if be == BE:   # one block per tile of 32 columns by 8 warps x ept rows
+            tiles = [outer * -(-rows // (8 * lc.ept)) * -(-cols // 32) for lc in launched]
+            assert [lc.grid for lc in launched] == tiles[:3] + [2 * tiles[3]] + tiles[4:]
 
 
 def test_row_tiles_where_columns_do_not_pay(backends):
-    # fewer columns than a warp, or no operand contiguous along the second-innermost dim: row tiles
+    # fewer columns or rows than a warp's width, or no operand contiguous along the
+    # second-innermost dim: row tiles
     rng = np.random.default_rng(3)
-    narrow = rng.standard_normal((5, 40)).astype(np.float32).T                # 5 columns
-    x = rng.standard_normal((40, 5)).astype(np.float32)
     first = len(backends[BE].launches)
-    assert np.array_equal(gb.add(narrow, x, backend=BE), narrow + x)
+    for rows, cols in ((40, 5), (5, 40)):
+        t = rng.standard_normal((cols, rows)).astype(np.float32).T
+        x = rng.standard_normal((rows, cols)).astype(np.float32)
+        assert np.array_equal(gb.add(t, x, backend=BE), t + x)
     a = rng.standard_normal((40, 64)).astype(np.float32)[:, ::2]               # innermost stride 2, no column
     assert np.array_equal(gb.add(a, a[::-1], backend=BE), a + a[::-1])
     assert not any(_column_tiles(lc) for lc in backends[BE].launches[first:])

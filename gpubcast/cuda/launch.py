@@ -34,7 +34,8 @@ BLOCK = 256            # kernels/indexing.cuh BLOCK
 MAX_GRID = 2**31 - 1
 CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
 COLUMN_TILES = 1       # Head::flags (kernels/indexing.cuh)
-COLUMN_MIN = 32        # column tiles only with at least a warp's width of columns
+COLUMN_MIN = 32        # column tiles only with at least a warp's width of columns, and as many rows
+COLUMN_WARPS = BLOCK // 32   # kernels/indexing.cuh COLUMN_WARPS: column tiles are 32 x (COLUMN_WARPS * ept)
 NIN_OF_FAMILY = {"binary": 2, "ternary": 3, "variadic": catalog.MAX_VARIADIC, "copy": 1}
 
 
@@ -178,7 +179,8 @@ def _split(kern, nin, args, classes, strides, itemsizes, p, aux) -> list[_Templa
     calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     size = int(np.prod(inner))
     columns = kern.family != "variadic" and column_tiles(inner, inner_strides, ept)
-    tiles = size // (inner[-1] * inner[-2]) * -(-inner[-2] // ept) * -(-inner[-1] // BLOCK) if columns else 0
+    tiles = size // (inner[-1] * inner[-2]) * -(-inner[-2] // (COLUMN_WARPS * ept)) * -(-inner[-1] // 32) \
+        if columns else 0
     grid = max(1, min(MAX_GRID, tiles)) if columns else _grid(size, ept)    # column tiles: a block each
     flags = COLUMN_TILES if columns else 0
     return [_Template(kern.family, name, grid, ept, head, tuple(args),
@@ -190,9 +192,9 @@ def _split(kern, nin, args, classes, strides, itemsizes, p, aux) -> list[_Templa
 def column_tiles(shape, strides, ept: int) -> bool:
     """Whether a general launch takes column tiles (kernels/indexing.cuh COLUMN_TILES): some
     operand contiguous along the second-innermost coalesced dim and not along the innermost
-    (transposed), at least ``COLUMN_MIN`` columns and ``ept`` rows (the variadic kernels never:
-    kernels/indexing.cuh for_each_tile)."""
-    if len(shape) < 2 or shape[-1] < COLUMN_MIN or shape[-2] < ept:
+    (transposed), and at least ``COLUMN_MIN`` columns and rows (fewer leave most lanes or warps
+    of a tile idle; the variadic kernels never: kernels/indexing.cuh for_each_tile)."""
+    if len(shape) < 2 or shape[-1] < COLUMN_MIN or shape[-2] < COLUMN_MIN:
         return False
     return any(abs(s[-2]) == 1 and abs(s[-1]) > 1 for s in strides)
 
