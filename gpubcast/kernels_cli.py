@@ -13,6 +13,9 @@
         static resource report of the hot kernels (gpubcast.cuda.resources): registers, spills,
         local memory, occupancy at the launch block size, global access widths and instructions
         per element, from ptxas's report and the SASS (cuobjdump, nvdisasm); no GPU needed.
+    --model
+        a static model of each benchmark pattern's fraction of copy bandwidth on an H100 (sm_90),
+        from the SASS of the kernel it launches (gpubcast.cuda.model); a model, nothing measured.
     --emulate [--seed N] [--cases N]
         run every kernel family on the CPU (host emulation harness) over the benchmark
         patterns and random cases, against the NumPy reference; non-zero exit on any mismatch.
@@ -35,6 +38,8 @@ def configure(parser) -> None:
                         help="compile every kernel into the runtime cache (default arch: the current GPU's)")
     parser.add_argument("--resources", action="store_true",
                         help="static resource report of the hot kernels (registers, spills, occupancy, SASS)")
+    parser.add_argument("--model", action="store_true",
+                        help="static model: each benchmark pattern's fraction of copy bandwidth on an H100")
     parser.add_argument("--arch", nargs="+", default=None, metavar="SM",
                         help="architectures for --check and --resources (default: sm_80 sm_90) "
                              "or --warm (default: the GPU's)")
@@ -175,6 +180,21 @@ def resources(arches, jobs=2, out=print) -> int:
     return 0
 
 
+def model(out=print) -> int:
+    """Print the static bandwidth model of the benchmark patterns (H100, sm_90); 0 when it was made."""
+    from .cuda import model as mdl, resources as res
+    why = res.unavailable()
+    if why:
+        out(f"error: the bandwidth model cannot be made here: {why}")
+        return 2
+    out(f"A static model, not a measurement (+-15 %): H100 SXM sm_90, {mdl.SMS} SMs at {mdl.CLOCK_HZ / 1e9:g} GHz, "
+        f"DRAM {mdl.DRAM_BW / 1e12:g} TB/s x {mdl.ACHIEVABLE:g}, L2 {mdl.L2_BW / 1e12:g} TB/s; float32, the "
+        f"benchmark's GPU shapes; fraction = copy time for the same DRAM bytes / predicted time")
+    out("")
+    out(mdl.table(mdl.predict_all()))
+    return 0
+
+
 def emulate(seed=0, n_cases=400, jobs=2, out=print) -> int:
     """Run the benchmark patterns and random cases on the emulated kernels; 0 when all agree."""
     import numpy as np
@@ -220,9 +240,10 @@ def emulate(seed=0, n_cases=400, jobs=2, out=print) -> int:
 
 
 def run(args) -> int:
-    if not (args.check or args.emulate or args.warm or args.resources):
+    if not (args.check or args.emulate or args.warm or args.resources or args.model):
         print("python -m gpubcast kernels: say --check (compile with NVRTC), --warm (fill the runtime cache), "
-              "--resources (static resource report) and/or --emulate (run on the CPU)")
+              "--resources (static resource report), --model (static bandwidth model) and/or --emulate "
+              "(run on the CPU)")
         return 2
     rc = 0
     if args.check:
@@ -231,6 +252,10 @@ def run(args) -> int:
         rc |= warm(args.arch, args.family, jobs=args.jobs)
     if args.resources:
         rc |= resources(args.arch or ["sm_80", "sm_90"], jobs=args.jobs)
+    if args.model:
+        if args.resources:
+            print()
+        rc |= model()
     if args.emulate:
         rc |= emulate(args.seed, args.cases, args.jobs)
     return rc

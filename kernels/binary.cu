@@ -64,7 +64,7 @@ template <class Op, typename A, typename B> using binary_result = decltype(Op()(
 template <class Op, typename A, typename B>
 constexpr int binary_contig_ept = contig_ept<A, B, binary_result<Op, A, B>>();
 template <class Op, typename A, typename B, typename index_t>
-constexpr int binary_general_ept = GENERAL_EPT;
+constexpr int binary_general_ept = general_ept<A, B, binary_result<Op, A, B>>();
 
 // One tile: every load issued before any compute, then one store.
 template <class Op, typename A, typename B, int EPT> struct BinaryBody {
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(BLOCK) binary_contig(const __grid_constant__ H
 template <class Op, typename A, typename B, typename index_t>
 __global__ void __launch_bounds__(BLOCK) binary_general(const __grid_constant__ General<2, index_t> p) {
   typedef binary_result<Op, A, B> R;
-  constexpr int EPT = GENERAL_EPT;
+  constexpr int EPT = binary_general_ept<Op, A, B, index_t>;
   for_each_tile<2, EPT, index_t, true>(p.h, p.calc, true, BinaryBody<Op, A, B, EPT>());
 }
 

@@ -17,7 +17,7 @@ struct Copy {
 };
 
 template <class Op, typename T> constexpr int copy_contig_ept = contig_ept<T>();
-template <class Op, typename T, typename index_t> constexpr int copy_general_ept = GENERAL_EPT;
+template <class Op, typename T, typename index_t> constexpr int copy_general_ept = general_ept<T>();
 
 template <class Op, typename T, int EPT> struct CopyBody {
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(BLOCK) copy_contig(const __grid_constant__ Hea
 
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) copy_general(const __grid_constant__ General<1, index_t> p) {
-  constexpr int EPT = GENERAL_EPT;
+  constexpr int EPT = copy_general_ept<Op, T, index_t>;
   for_each_tile<1, EPT, index_t, true>(p.h, p.calc, true, CopyBody<Op, T, EPT>());
 }
 

@@ -8,10 +8,11 @@
 // given by the plan's coalesced strides.  Offsets come from OffsetCalc: divide the linear
 // index by each coalesced size, innermost first, by magic-number multiplication
 // (Divider: 32-bit on the u32 path, 64-bit multiply-high on the u64 path for outputs whose
-// indices or offsets reach 2^31).  A tile's offsets are located once per innermost row it
-// touches (usually once) and stepped by the innermost strides: for every operand at once
-// (binary, ternary, copy; 32-bit path), or per operand just before its element-wise access
-// (variadic, and every 64-bit path: only the live inputs', one operand's held at a time).
+// indices or offsets reach 2^31).  A tile's offsets are located once, at its first element,
+// for every operand at once, and stepped by the innermost strides while the tile stays in
+// one innermost row; a tile that crosses rows (innermost size not a multiple of EPT, or
+// shorter than a tile) locates each operand's offsets anew at every row it enters.  Under
+// COLUMN_TILES (transposed operands) a thread's elements step down a column instead.
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
@@ -46,10 +47,20 @@ namespace gb {
 
 constexpr int MAX_DIMS = 10;      // coalesced rank one launch handles
 constexpr int BLOCK = 256;        // threads per block (launch contract)
-constexpr int GENERAL_EPT = 4;    // elements per thread of the general (strided) kernels
+constexpr int GENERAL_EPT = 4;    // elements per thread of the variadic general kernels
 
 // operand classes, 2 bits per operand in Head::classes (operand k at bits 2k..2k+1)
 enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
+
+// Head::flags of a general kernel.  COLUMN_TILES (the host sets it where an operand is
+// contiguous along the second-innermost dim but not along the innermost, e.g. transposed):
+// a tile is COLUMN_WARPS * EPT rows of the two innermost dims by 32 columns; each warp takes
+// EPT rows, lane l column l, stepping down the rows, so the lanes of a warp read and write
+// along the innermost dim and each thread along the second-innermost: every access
+// coalesced or sector-complete (idle lanes only in a last, partial column block).
+// Assumption: COLUMN_TILES only with coalesced rank >= 2.
+enum : unsigned { COLUMN_TILES = 1u };
+constexpr int COLUMN_WARPS = BLOCK / 32;   // warps of a block, one row block of EPT each
 
 // Elements per thread of a contiguous kernel: 16 bytes of its widest operand, at least 4.
 __host__ __device__ constexpr int max_of(int a) { return a; }
@@ -59,6 +70,11 @@ template <typename... R> __host__ __device__ constexpr int max_of(int a, int b, 
 template <typename... Ts> __host__ __device__ constexpr int contig_ept() {
   return 16 / max_of((int)sizeof(Ts)...) > 4 ? 16 / max_of((int)sizeof(Ts)...) : 4;
 }
+// Elements per thread of a binary, ternary or copy general kernel: 8 where every operand's
+// element has at most 4 bytes (a tile's offset work shared by 8), else 4 (registers).
+template <typename... Ts> __host__ __device__ constexpr int general_ept() {
+  return max_of((int)sizeof(Ts)...) <= 4 ? 8 : 4;
+}
 
 // Per-launch arguments every kernel gets (the contiguous kernels get only this).
 template <int NIN> struct Head {
@@ -66,7 +82,7 @@ template <int NIN> struct Head {
   u64 value[NIN + 1][2];    // bytes of a VALUE-class input k (kernel-argument scalar)
   u64 size;                 // output elements; tiles cover [0, size)
   u32 classes;              // 2 bits per operand: CONTIG | VALUE | SCALAR | STRIDED
-  u32 flags;                // reserved (0)
+  u32 flags;                // general kernels: COLUMN_TILES or 0
   u32 nin;                  // variadic: inputs used in this launch (1 <= nin <= NIN)
   u32 aux;                  // variadic mean: divide by aux at the end (0: do not)
 };
@@ -190,9 +206,12 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive)
 
 // One thread's access to every operand of a launch.
 //   contiguous kernels (GENERAL = false): element k of a contiguous operand is at t.at(k);
-//   general kernels: at off[k][arg], from OffsetCalc, for every operand (strides of a
-//   contiguous operand are its linear ones), or computed per operand (LAZY); tiles are
-//   always consecutive.
+//   general kernels (row tiles consecutive, or column tiles): the offsets of every operand at
+//   the tile's first element (OffsetCalc::locate, once per tile), then element k of operand
+//   ARG at cur[ARG] + k * (its stride along dim sd: 0, or 1 for column tiles) while the tile
+//   stays in one innermost row (the usual case: no per-element division, no per-element
+//   offset table); a row tile that crosses rows takes each operand's offsets row by row
+//   (row_offsets).
 // A contiguous operand is read with vector loads when the tile is full and its pointer
 // aligned (contiguous kernels: all pointers, checked once per launch).
 template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
@@ -200,61 +219,46 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
   static constexpr int NARGS = NIN + 1;
   const Head<NIN>& h;
   Tile<EPT, index_t> t;
-  bool full;                                        // count == EPT
-  bool vec;                                         // contiguous kernels: full && consecutive
-  // LAZY (the variadic kernels, 9 arguments, and the 64-bit path): no offsets kept per tile;
-  // each operand's are computed just before its element-wise access, so only the live
-  // inputs' are computed and only one operand's are held at a time (registers: EPT x NARGS
-  // offsets live across the row loop cost 64-bit kernels 72-80 registers).
-  static constexpr bool LAZY = GENERAL && (NARGS > 4 || !is_same<index_t, u32>::value);
-  offset_t off[GENERAL && !LAZY ? EPT : 1][GENERAL && !LAZY ? NARGS : 1];
-  const OffsetCalc<NARGS, index_t>* calc_ = nullptr;  // LAZY
+  bool vec;                                         // a full tile of consecutive elements (row tiles)
+  bool one_row = true;                              // general: the tile lies in one innermost row
+  int sd = 0;                                       // general: the dim a thread steps along (1: COLUMN_TILES)
+  offset_t cur[GENERAL ? NARGS : 1];                // general: offsets of the tile's first element
+  const OffsetCalc<NARGS, index_t>* calc_ = nullptr;
 
   template <int ARG> GB_FN unsigned cls() const { return (h.classes >> (2 * ARG)) & 3u; }
 
   GB_FN Access(const Head<NIN>& head, Tile<EPT, index_t> tile, bool consecutive)
-      : h(head), t(tile), full(tile.count == EPT), vec(consecutive && tile.count == EPT) {}
+      : h(head), t(tile), vec(consecutive && tile.count == EPT) {}
 
-  // General kernels (consecutive tiles): the full offsets (OffsetCalc::locate, a division
-  // per dim) only at the tile's first element and where the tile enters a new innermost row;
-  // the other elements step by the innermost strides.  One pass of the loop per row touched:
-  // one when the innermost dim has at least EPT elements left, else up to EPT.
-  template <int FIRST, int N>
-  GB_FN void row_offsets(const OffsetCalc<NARGS, index_t>& calc, offset_t (&o)[EPT][N]) const {
+  // A row tile crossing innermost rows: operand ARG's offsets (OffsetCalc::locate, a division
+  // per dim) where the tile enters each row, stepped by its innermost stride within the row.
+  template <int ARG> GB_FN void row_offsets(offset_t (&o)[EPT]) const {
+    const OffsetCalc<NARGS, index_t>& calc = *calc_;
     const index_t n0 = calc.dim[0].divisor;       // innermost size (rank 1: the whole size)
     int k0 = 0;                                   // first element of the row
 #pragma unroll 1
     while (true) {
-      offset_t cur[N];
-      const index_t left = n0 - calc.template locate<FIRST, N>(t.first + (index_t)k0, cur);  // >= 1
+      offset_t c[1];
+      const index_t left = n0 - calc.template locate<ARG, 1>(t.first + (index_t)k0, c);  // >= 1
       const int end = left < (index_t)(t.count - k0) ? k0 + (int)left : t.count;
 #pragma unroll
       for (int k = 0; k < EPT; ++k)               // the rest of the tile: a later row overwrites its part
-        if (k >= k0) {
-#pragma unroll
-          for (int a = 0; a < N; ++a) o[k][a] = cur[a] + (offset_t)(k - k0) * calc.stride[0][FIRST + a];
-        }
+        if (k >= k0) o[k] = c[0] + (offset_t)(k - k0) * calc.stride[0][ARG];
       if (end >= t.count) break;
       k0 = end;
     }
   }
 
   template <typename Calc> GB_FN void compute_offsets(const Calc& calc) {
-    if constexpr (!GENERAL || is_same<Calc, NoCalc>::value) {
-    } else if constexpr (LAZY) {
+    if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
       calc_ = &calc;
-    } else {
-      row_offsets<0, NARGS>(calc, off);
+      const index_t inner = calc.template locate<0, NARGS>(t.first, cur);
+      one_row = sd == 1 || calc.dim[0].divisor - inner >= (index_t)t.count;   // column tiles: within one column
     }
   }
 
-  template <int ARG> GB_FN offset_t element(int k) const {  // element offset of element k (may be < 0)
-    if constexpr (GENERAL) return off[k][ARG];
-    else return (offset_t)t.at(k);
-  }
-
   template <typename T> GB_FN bool use_vector(const void* p) const {
-    if constexpr (GENERAL) return full && vec_aligned<T, EPT>(p);
+    if constexpr (GENERAL) return vec && vec_aligned<T, EPT>(p);
     else return vec;
   }
 
@@ -274,14 +278,19 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
 #pragma unroll
         for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
       }
-    } else if constexpr (LAZY) {                   // element by element, offsets computed here
-      offset_t o[EPT][1];
-      row_offsets<ARG, 1>(*calc_, o);
+    } else if constexpr (!GENERAL) {               // element by element
 #pragma unroll
-      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + o[k][0], p, false) : T();
-    } else {                                       // element by element
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + t.at(k), p, false) : T();
+    } else if (one_row) {                          // element by element, stepped in the row
+      const T* q = p + cur[ARG];
+      const offset_t s = calc_->stride[sd][ARG];
 #pragma unroll
-      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + element<ARG>(k), p, false) : T();
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
+    } else {                                       // element by element, row by row
+      offset_t o[EPT];
+      row_offsets<ARG>(o);
+#pragma unroll
+      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + o[k], p, false) : T();
     }
   }
 
@@ -297,24 +306,60 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
         for (int j = 0; j < V::NV; ++j) x.v[j] = v[c2 * V::NV + j];
         *GB_PTR(q + c2, p, true) = x;
       }
-    } else if constexpr (LAZY) {
-      offset_t o[EPT][1];
-      row_offsets<0, 1>(*calc_, o);
+    } else if constexpr (!GENERAL) {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
-        if (k < t.count) *GB_PTR(p + o[k][0], p, true) = v[k];
+        if (k < t.count) *GB_PTR(p + t.at(k), p, true) = v[k];
+    } else if (one_row) {
+      T* q = p + cur[0];
+      const offset_t s = calc_->stride[sd][0];
+#pragma unroll
+      for (int k = 0; k < EPT; ++k)
+        if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
     } else {
+      offset_t o[EPT];
+      row_offsets<0>(o);
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
-        if (k < t.count) *GB_PTR(p + element<0>(k), p, true) = v[k];
+        if (k < t.count) *GB_PTR(p + o[k], p, true) = v[k];
     }
   }
 };
 
+// COLUMN_TILES: tile (outer o, row block rb, column block cb) of the two innermost dims
+// (n1 rows of n0); lane l of warp w takes column cb * 32 + l, rows (rb * COLUMN_WARPS + w) * EPT
+// .. + EPT - 1.
+template <int NIN, int EPT, typename index_t, typename Calc, typename Body>
+GB_FN void for_each_column_tile(const Head<NIN>& h, const Calc& calc, Body body) {
+  constexpr index_t ROWS = (index_t)(COLUMN_WARPS * EPT);
+  const index_t n0 = calc.dim[0].divisor, n1 = calc.dim[1].divisor;
+  const index_t cbs = (n0 + 31) / 32, rbs = (n1 + ROWS - 1) / ROWS;
+  const index_t tiles = (index_t)h.size / (n0 * n1) * rbs * cbs;
+  for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const index_t cb = tile % cbs, rest = tile / cbs, rb = rest % rbs, o = rest / rbs;
+    const index_t col = cb * 32 + (index_t)(threadIdx.x % 32);
+    const index_t row = rb * ROWS + (index_t)(threadIdx.x / 32 * EPT);
+    if (col >= n0 || row >= n1) continue;         // past the last column or row (last blocks only)
+    Tile<EPT, index_t> t;
+    t.first = (o * n1 + row) * n0 + col;
+    t.step = n0;
+    t.count = n1 - row >= (index_t)EPT ? EPT : (int)(n1 - row);
+    Access<NIN, EPT, index_t, true> acc(h, t, false);
+    acc.sd = 1;
+    acc.compute_offsets(calc);
+    body(acc);
+  }
+}
+
 // Run body(access) for every tile this thread takes part in (grid-stride over tiles).
 // `consecutive` must be the same for every thread of the launch (general kernels: true).
-template <int NIN, int EPT, typename index_t, bool GENERAL, typename Calc, typename Body>
+// COLUMNS: the kernel honours COLUMN_TILES (binary, ternary, copy; the variadic kernels do
+// not: the host never sets it for them, and the path would cost them registers).
+template <int NIN, int EPT, typename index_t, bool GENERAL, bool COLUMNS = GENERAL, typename Calc, typename Body>
 GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
+  if constexpr (GENERAL && COLUMNS) {
+    if (h.flags & COLUMN_TILES) return for_each_column_tile<NIN, EPT, index_t>(h, calc, body);
+  }
   const index_t size = (index_t)h.size;
   const index_t tiles = (size + (index_t)(BLOCK * EPT) - 1) / (index_t)(BLOCK * EPT);
   for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {

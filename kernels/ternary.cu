@@ -18,7 +18,7 @@ struct Where {
 };
 
 template <class Op, typename T> constexpr int ternary_contig_ept = contig_ept<bool, T>();
-template <class Op, typename T, typename index_t> constexpr int ternary_general_ept = GENERAL_EPT;
+template <class Op, typename T, typename index_t> constexpr int ternary_general_ept = general_ept<bool, T>();
 
 template <class Op, typename T, int EPT> struct TernaryBody {
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(BLOCK) ternary_contig(const __grid_constant__ 
 
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) ternary_general(const __grid_constant__ General<3, index_t> p) {
-  constexpr int EPT = GENERAL_EPT;
+  constexpr int EPT = ternary_general_ept<Op, T, index_t>;
   for_each_tile<3, EPT, index_t, true>(p.h, p.calc, true, TernaryBody<Op, T, EPT>());
 }
 

@@ -43,7 +43,8 @@ struct Cast {
 };
 
 template <class Op, typename A, typename R> constexpr int unary_contig_ept = contig_ept<A, R>();
-template <class Op, typename A, typename R, typename index_t> constexpr int unary_general_ept = GENERAL_EPT;
+template <class Op, typename A, typename R, typename index_t>
+constexpr int unary_general_ept = general_ept<A, R>();
 
 // One tile: every load issued before any compute, then one store.
 template <class Op, typename A, typename R, int EPT> struct UnaryBody {
@@ -66,7 +67,7 @@ __global__ void __launch_bounds__(BLOCK) unary_contig(const __grid_constant__ He
 
 template <class Op, typename A, typename R, typename index_t>
 __global__ void __launch_bounds__(BLOCK) unary_general(const __grid_constant__ General<1, index_t> p) {
-  constexpr int EPT = GENERAL_EPT;
+  constexpr int EPT = unary_general_ept<Op, A, R, index_t>;
   for_each_tile<1, EPT, index_t, true>(p.h, p.calc, true, UnaryBody<Op, A, R, EPT>());
 }
 

@@ -13,8 +13,8 @@
 // result (the output) being the first input of the next launch.
 // Assumption: every input has the loop dtype T (the host casts); the output is T.
 // Assumption: an input may alias the output element for element (the chained partial sum).
-// The general kernel computes an operand's offsets only where it reads or writes it element
-// by element (inputs past Head::nin: never; indexing.cuh, Access::LAZY).
+// The general kernel locates every argument slot's offsets once per tile (slots past
+// Head::nin have stride 0 and are never accessed; indexing.cuh, Access).
 #include "indexing.cuh"
 
 namespace gb {
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(BLOCK) variadic_contig(const __grid_constant__
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) variadic_general(const __grid_constant__ General<MAX_VARIADIC, index_t> p) {
   constexpr int EPT = GENERAL_EPT;
-  for_each_tile<MAX_VARIADIC, EPT, index_t, true>(p.h, p.calc, true, VariadicBody<Op, T, EPT>());
+  for_each_tile<MAX_VARIADIC, EPT, index_t, true, false>(p.h, p.calc, true, VariadicBody<Op, T, EPT>());
 }
 
 }  // namespace gb

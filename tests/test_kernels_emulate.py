@@ -7,13 +7,15 @@ negative strides, strided output, the 64-bit index path (forced with a small thr
 a 1-block grid (grid-stride loop).  Plus integer edge cases with hand-computed values.
 """
 
+import struct
+
 import numpy as np
 import pytest
 
 import gpubcast as gb
 from gpubcast import dtypes as _dt
 from gpubcast import ops
-from gpubcast.cuda import checks, emulate
+from gpubcast.cuda import checks, emulate, launch
 from gpubcast.dispatch import apply
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
@@ -389,3 +391,76 @@ def test_general_rank6_broadcast(backends):
                               x + x.transpose(0, 1, 2, 3, 5, 4)[..., :1, :])
         cond = rng.random((2, 3, 4, 5, 6, 3)) < 0.5
         assert np.array_equal(gb.where(cond, a, b, backend=be), np.where(cond, a, b))
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5, 6])
+def test_general_every_rank_layout_and_zero_size(rank, backends):
+    # the general kernels locate a tile's first element once and step within the innermost row,
+    # or go row by row where a tile crosses rows: every coalesced rank 1..6, innermost sizes
+    # shorter and longer than a tile (4 or 8 elements), negative and transposed strides,
+    # zero-size dims, on the 32- and 64-bit paths and a 1-block grid
+    rng = np.random.default_rng(100 + rank)
+    for trial in range(4):
+        out = [int(rng.integers(1, 5)) for _ in range(rank)]
+        out[-1] = (3, 8, 13, 1029)[trial]
+        if trial == 3 and rank > 1:
+            out[0] = 0 if rank % 2 else out[0]
+        a_shape = tuple(n if rng.random() < 0.6 else 1 for n in out)
+        b_shape = tuple(n if rng.random() < 0.6 else 1 for n in out)
+        a = rng.standard_normal(a_shape[::-1]).astype(np.float32).T          # transposed
+        b = rng.standard_normal(b_shape).astype(np.float32)[..., ::-1]       # negative innermost stride
+        full = rng.standard_normal(out).astype(np.float32)[::-1]
+        cond = rng.random(out) < 0.5
+        for be in (BE, BE64, BE1):
+            assert np.array_equal(gb.add(a, b, backend=be), a + b)
+            assert np.array_equal(gb.add(full, b, backend=be), full + b)
+            assert np.array_equal(gb.where(cond, a, b, backend=be), np.where(cond, a, b))
+            assert np.array_equal(gb.broadcast_to(b, tuple(out), backend=be), np.broadcast_to(b, tuple(out)))
+            xs = [full, a, b, full[..., ::-1], a]
+            _same("sum", apply(ops.get("sum"), xs, backend=be), apply(ops.get("sum"), xs, backend="numpy"),
+                  np.dtype(np.float32))
+
+
+def _column_tiles(lc) -> bool:
+    head = launch.head_size(launch.NIN_OF_FAMILY[lc.family])
+    return bool(struct.unpack_from("<I", lc.params, head - 12)[0] & launch.COLUMN_TILES)
+
+
+@pytest.mark.parametrize("rows, cols, outer", [(32, 32, 1), (45, 77, 1), (100, 33, 1), (40, 300, 3), (129, 257, 2)])
+def test_column_tiles_for_transposed_operands(rows, cols, outer, backends):
+    # a transposed operand (contiguous along the second-innermost dim) takes column tiles: lanes
+    # take columns, each thread steps down EPT rows; partial row and column blocks (of 64 or 32
+    # rows and 32 columns), outer dims, negative strides, the 32/64-bit paths, a 1-block grid
+    rng = np.random.default_rng(rows * cols)
+    t = rng.standard_normal((outer, cols, rows)).astype(np.float32).transpose(0, 2, 1)   # (outer, rows, cols)
+    x = rng.standard_normal((outer, rows, cols)).astype(np.float32)
+    row = rng.standard_normal((cols,)).astype(np.float32)[::-1]
+    cond = rng.random((rows, cols)) < 0.5
+    ti = rng.integers(-99, 99, (outer, cols, rows), dtype=np.int8).transpose(0, 2, 1)[:, ::-1]
+    for be in (BE, BE64, BE1):
+        first = len(backends[be].launches)
+        assert np.array_equal(gb.add(t, x, backend=be), t + x)
+        assert np.array_equal(gb.add(t, row, backend=be), t + row)
+        assert np.array_equal(gb.where(cond, t, x, backend=be), np.where(cond, t, x))
+        assert np.array_equal(gb.broadcast_to(t, (2, outer, rows, cols), backend=be),
+                              np.broadcast_to(t, (2, outer, rows, cols)))
+        assert np.array_equal(gb.subtract(ti, ti[..., ::-1, :], backend=be), ti - ti[..., ::-1, :])
+        launched = backends[be].launches[first:]
+        assert len(launched) == 5 and all(_column_tiles(lc) for lc in launched), [lc.name for lc in launched]
+        if be == BE:   # one block per tile of 32 columns by 8 warps x ept rows
+            tiles = [outer * -(-rows // (8 * lc.ept)) * -(-cols // 32) for lc in launched]
+            assert [lc.grid for lc in launched] == tiles[:3] + [2 * tiles[3]] + tiles[4:]
+
+
+def test_row_tiles_where_columns_do_not_pay(backends):
+    # fewer columns or rows than a warp's width, or no operand contiguous along the
+    # second-innermost dim: row tiles
+    rng = np.random.default_rng(3)
+    first = len(backends[BE].launches)
+    for rows, cols in ((40, 5), (5, 40)):
+        t = rng.standard_normal((cols, rows)).astype(np.float32).T
+        x = rng.standard_normal((rows, cols)).astype(np.float32)
+        assert np.array_equal(gb.add(t, x, backend=BE), t + x)
+    a = rng.standard_normal((40, 64)).astype(np.float32)[:, ::2]               # innermost stride 2, no column
+    assert np.array_equal(gb.add(a, a[::-1], backend=BE), a + a[::-1])
+    assert not any(_column_tiles(lc) for lc in backends[BE].launches[first:])

@@ -47,6 +47,14 @@ def test_float32_binary_where_copy_kernels_reach_half_occupancy(label, arch):
     assert r.occupancy >= 0.5, f"{r.registers} registers/thread -> {r.blocks_per_sm} blocks: {r.occupancy:.1%}"
 
 
+@pytest.mark.parametrize("label, arch", _cases(["add f32 general32", "copy 4 B general32"]))
+@needs_tools
+def test_rank6_strided_estimate_is_at_most_40_instructions_per_element(label, arch):
+    # issue 12's goal for the rank-6 pattern (the estimate of every operand strided at rank 6)
+    r = res.measure(HOT[label], arch)
+    assert r.strided_per_element <= 40, f"{label} on {arch}: {r.strided_per_element:.1f} instr/elem"
+
+
 @needs_tools
 def test_every_hot_kernel_has_a_steady_loop_and_a_vector_path():
     for k in HOT.values():

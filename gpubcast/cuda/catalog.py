@@ -41,7 +41,7 @@ MOVE_SIZES = (1, 2, 4, 8, 16)
 COMPLEX_ON_CPU = frozenset({"sqrt", "exp", "log", "tanh"})      # element sizes the data-movement kernels handle
 FAMILY_OF_KIND = {"unary": "unary", "binary": "binary", "ternary": "ternary", "variadic": "variadic", "quaternary": "variadic",
                   "move": "copy"}
-GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT
+GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT (variadic general kernels)
 MAX_VARIADIC = 8                   # inputs one variadic launch takes (kernels/variadic.cu)
 INDEX_TYPES = {32: "gb::u32", 64: "gb::u64"}
 
@@ -70,12 +70,19 @@ def contig_ept(*itemsizes: int) -> int:
     return max(4, 16 // max(itemsizes))
 
 
+def general_ept(*itemsizes: int) -> int:
+    """Elements per thread of a binary, ternary or copy general kernel: 8 where every element has
+    at most 4 bytes, else 4 (kernels/indexing.cuh general_ept)."""
+    return 8 if max(itemsizes) <= 4 else 4
+
+
 @dataclass(frozen=True)
 class Kernels:
     """The three kernels of one (op, types): template arguments shared, names derived."""
     family: str
     targs: str                 # template arguments, e.g. "gb::Add, float, float"
     contig_ept: int
+    general_ept: int = GENERAL_EPT
 
     def name(self, index_bits: int | None) -> str:
         """The name expression: contiguous kernel (None) or general with 32/64-bit indices."""
@@ -84,7 +91,7 @@ class Kernels:
         return f"gb::{self.family}_general<{self.targs}, {INDEX_TYPES[index_bits]}>"
 
     def ept(self, index_bits: int | None) -> int:
-        return self.contig_ept if index_bits is None else GENERAL_EPT
+        return self.contig_ept if index_bits is None else self.general_ept
 
     def names(self) -> tuple[str, str, str]:
         return self.name(None), self.name(32), self.name(64)
@@ -100,20 +107,23 @@ def kernels_for(op: _ops.Op, in_dtypes: tuple, out_dtype) -> Kernels:
         if a.kind == "c" and op.name in COMPLEX_ON_CPU:
             raise TypeError(f"{op.name}: the CUDA backend has no kernel for complex inputs ({a}); compute "
                             f"it on the CPU (cupy.asnumpy(x), then gpubcast.{op.name})")
-        return Kernels(family, f"gb::{op.functor}, {cxx_type(a)}, {cxx_type(out_dtype)}",
-                       contig_ept(a.itemsize, out_dtype.itemsize))
+        sizes = (a.itemsize, out_dtype.itemsize)
+        return Kernels(family, f"gb::{op.functor}, {cxx_type(a)}, {cxx_type(out_dtype)}", contig_ept(*sizes),
+                       general_ept(*sizes))
     if family == "binary":
         a, b = (np.dtype(t) for t in in_dtypes)
         targs = f"gb::{op.functor}, {cxx_type(a)}, {cxx_type(b)}"
-        return Kernels(family, targs, contig_ept(a.itemsize, b.itemsize, out_dtype.itemsize))
+        sizes = (a.itemsize, b.itemsize, out_dtype.itemsize)
+        return Kernels(family, targs, contig_ept(*sizes), general_ept(*sizes))
     if family == "variadic":
         t = np.dtype(in_dtypes[0])
         return Kernels(family, f"gb::{op.functor}, {cxx_type(t)}", contig_ept(t.itemsize))
     if family == "ternary":
         t = np.dtype(in_dtypes[1])
-        return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(1, t.itemsize))
+        return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(1, t.itemsize),
+                       general_ept(1, t.itemsize))
     t = np.dtype(in_dtypes[0])
-    return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(t.itemsize))
+    return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(t.itemsize), general_ept(t.itemsize))
 
 
 def _binary_loops(op: _ops.Op):

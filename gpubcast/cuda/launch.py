@@ -33,6 +33,9 @@ MAX_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
 BLOCK = 256            # kernels/indexing.cuh BLOCK
 MAX_GRID = 2**31 - 1
 CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
+COLUMN_TILES = 1       # Head::flags (kernels/indexing.cuh)
+COLUMN_MIN = 32        # column tiles only with at least a warp's width of columns, and as many rows
+COLUMN_WARPS = BLOCK // 32   # kernels/indexing.cuh COLUMN_WARPS: column tiles are 32 x (COLUMN_WARPS * ept)
 NIN_OF_FAMILY = {"unary": 1, "binary": 2, "ternary": 3, "variadic": catalog.MAX_VARIADIC, "copy": 1}
 
 
@@ -105,6 +108,7 @@ class _Template:
     offsets: tuple              # bytes added to that operand's pointer (launches split by rank)
     size: int
     classes: int
+    flags: int
     n_used: int
     aux: int
     calc: bytes                 # OffsetCalc bytes and padding (b"" for contiguous kernels)
@@ -124,7 +128,7 @@ def plan_launches(op, p, inputs: list[Operand], out: Operand) -> list[Launch]:
         values = [b""] + [operands[i].value or b"" for i in t.args[1:]]
         pad = NIN_OF_FAMILY[t.family] + 1 - nslots
         params = t.head.pack(*ptrs, *([0] * pad), *values, *([b""] * pad),
-                             t.size, t.classes, 0, t.n_used, t.aux) + t.calc
+                             t.size, t.classes, t.flags, t.n_used, t.aux) + t.calc
         launches.append(Launch(t.family, t.name, params, t.grid, t.ept))
     return launches
 
@@ -166,7 +170,7 @@ def _split(kern, nin, args, classes, strides, itemsizes, p, aux) -> list[_Templa
     n_used = len(args) - 1
     if not general:
         return [_Template(kern.family, name, _grid(p.size, ept), ept, head, tuple(args), (0,) * len(args),
-                          p.size, cls_word, n_used, aux, b"")]
+                          p.size, cls_word, 0, n_used, aux, b"")]
     lead = max(0, len(shape) - MAX_DIMS)     # dims beyond MAX_DIMS: one launch per index
     inner = shape[lead:]
     inner_strides = tuple(tuple(s[lead:]) for s in strides)
@@ -174,10 +178,25 @@ def _split(kern, nin, args, classes, strides, itemsizes, p, aux) -> list[_Templa
     calc = pack_calc(inner, inner_strides, bits)
     calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     size = int(np.prod(inner))
-    return [_Template(kern.family, name, _grid(size, ept), ept, head, tuple(args),
+    columns = kern.family != "variadic" and column_tiles(inner, inner_strides, ept)
+    tiles = size // (inner[-1] * inner[-2]) * -(-inner[-2] // (COLUMN_WARPS * ept)) * -(-inner[-1] // 32) \
+        if columns else 0
+    grid = max(1, min(MAX_GRID, tiles)) if columns else _grid(size, ept)    # column tiles: a block each
+    flags = COLUMN_TILES if columns else 0
+    return [_Template(kern.family, name, grid, ept, head, tuple(args),
                       tuple(sum(i * s for i, s in zip(idx, st[:lead])) * isz for st, isz in zip(strides, itemsizes)),
-                      size, cls_word, n_used, aux, calc)
+                      size, cls_word, flags, n_used, aux, calc)
             for idx in itertools.product(*(range(d) for d in shape[:lead]))]
+
+
+def column_tiles(shape, strides, ept: int) -> bool:
+    """Whether a general launch takes column tiles (kernels/indexing.cuh COLUMN_TILES): some
+    operand contiguous along the second-innermost coalesced dim and not along the innermost
+    (transposed), and at least ``COLUMN_MIN`` columns and rows (fewer leave most lanes or warps
+    of a tile idle; the variadic kernels never: kernels/indexing.cuh for_each_tile)."""
+    if len(shape) < 2 or shape[-1] < COLUMN_MIN or shape[-2] < COLUMN_MIN:
+        return False
+    return any(abs(s[-2]) == 1 and abs(s[-1]) > 1 for s in strides)
 
 
 def _grid(size: int, ept: int) -> int:

@@ -361,15 +361,33 @@ def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop
     return Loop(start, end, len(body), at_latch.get(want))
 
 
+def column_loop(instrs, labels) -> tuple[int, int] | None:
+    """(first, last) address of a general kernel's column-tile loop (kernels/indexing.cuh
+    COLUMN_TILES): the widest backward branch outside the steady loop (the row tiles' loop, the
+    widest of all; tests/test_kernels_model.py checks which is which), or None without one."""
+    back = [(labels[i.target], i.addr) for i in instrs
+            if i.target is not None and i.target in labels and labels[i.target] < i.addr]
+    if not back:
+        return None
+    start, end = max(back, key=lambda b: b[1] - b[0])
+    outside = [(a, b) for a, b in back if b < start or a > end]
+    return max(outside, key=lambda b: b[1] - b[0]) if outside else None
+
+
 #: the coalesced rank of the strided-path estimate (``strided_path``)
 STRIDED_RANK = 6
+
+
+def _loops_inside(instrs, labels, start: int, end: int) -> list[tuple[int, int]]:
+    """Every loop strictly inside the steady loop [start, end], as (first, last) address."""
+    return [(labels[i.target], i.addr) for i in instrs
+            if i.target is not None and i.target in labels and start < labels[i.target] < i.addr < end]
 
 
 def _inner_loops(instrs, labels, start: int, end: int) -> list[tuple[int, int]]:
     """The innermost loops strictly inside the steady loop [start, end]: backward branches that
     hold no other backward branch (the general kernels' loops over dims), as (first, last) address."""
-    loops = [(labels[i.target], i.addr) for i in instrs
-             if i.target is not None and i.target in labels and start < labels[i.target] < i.addr < end]
+    loops = _loops_inside(instrs, labels, start, end)
     return [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
 
 
@@ -383,19 +401,40 @@ def strided_path(instrs, labels, predicated, start: int, end: int, rank: int = S
     block of an innermost inner loop counted ``rank - 1`` times (its passes at that rank: one per
     dim but the outermost; a loop's exit test, run once more, is not added).  An estimate from
     the SASS, not a measurement."""
+    at_latch = _path_states(instrs, labels, predicated, start, end, rank, None)
+    want = max(at_latch, default=None) if accesses is None else (accesses,)
+    return at_latch[want][1] if want in at_latch else None
+
+
+def _path_states(instrs, labels, predicated, start, end, rank, widths, avoid_rows=True) -> dict:
+    """Paths through the body of the steady loop [start, end] over forward edges, at its latch:
+    accesses -> (-(blocks of innermost inner loops entered), instructions), the best per accesses
+    (most inner-loop blocks, then fewest instructions; those blocks count ``rank - 1`` times).
+    accesses: a tuple of global access counts, one per width of ``widths`` (None: one total)."""
     spans, succ = _blocks(instrs, labels, predicated)
     inside = [n for n, (s, e) in enumerate(spans) if start <= instrs[s].addr <= end]
     if not inside:
-        return None
+        return {}
     loops = _inner_loops(instrs, labels, start, end)
+    # loops that hold a loop over dims (a tile crossing innermost rows, row by row): left out
+    # when a path can avoid them (a tile within one row); in older kernels every offset loop lay
+    # inside such a loop
+    rows = [(a, b) for a, b in _loops_inside(instrs, labels, start, end) if (a, b) not in loops
+            and any(a <= c and d <= b for c, d in loops)]
+    if rows and avoid_rows:
+        inside = [n for n in inside if not any(a <= instrs[spans[n][0]].addr <= b for a, b in rows)]
+        if not inside or inside[0] != min(n for n, (s, e) in enumerate(spans) if start <= instrs[s].addr <= end):
+            return {}
 
     def weight(n):
         run = [instrs[k] for k in range(spans[n][0], spans[n][1] + 1) if instrs[k].opcode != "NOP"]
         looped = any(a <= instrs[spans[n][0]].addr <= b for a, b in loops)
-        acc = sum(1 for i in run if i.opcode.split(".")[0] in ("LDG", "STG"))
-        return len(run) * ((rank - 1) if looped else 1), acc, int(looped)
+        acc = [0] * (len(widths) if widths else 1)
+        for i in run:
+            if i.opcode.split(".")[0] in ("LDG", "STG"):
+                acc[widths.index(_width(i.opcode)) if widths else 0] += 1
+        return len(run) * ((rank - 1) if looped else 1), tuple(acc), int(looped)
 
-    # per block: accesses -> best (-(inner-loop blocks), instructions), over forward edges
     c0, a0, l0 = weight(inside[0])
     best: dict = {inside[0]: {a0: (-l0, c0)}}
     for n in inside:
@@ -404,12 +443,40 @@ def strided_path(instrs, labels, predicated, start: int, end: int, rank: int = S
                 cost, acc, looped = weight(m)
                 states = best.setdefault(m, {})
                 for a, (nl, c) in best[n].items():
+                    total = tuple(x + y for x, y in zip(a, acc))
                     cand = (nl - looped, c + cost)
-                    if cand < states.get(a + acc, (math.inf, math.inf)):
-                        states[a + acc] = cand
-    at_latch = best.get(inside[-1], {})
-    want = max(at_latch, default=None) if accesses is None else accesses
-    return at_latch[want][1] if want in at_latch else None
+                    if cand < states.get(total, (math.inf, math.inf)):
+                        states[total] = cand
+    found = best.get(inside[-1], {})
+    if not found and rows and avoid_rows:
+        return _path_states(instrs, labels, predicated, start, end, rank, widths, False)
+    return found
+
+
+def access_path(instrs, labels, predicated, start: int, end: int, rank: int, accesses: dict) -> int | None:
+    """Instructions a thread runs per pass of the steady loop [start, end] on the path through
+    the body (forward edges) that makes exactly ``accesses`` global accesses ({width in bits:
+    count}, e.g. {128: 2, 32: 4}: two vector accesses, four 32-bit element accesses), through
+    the most blocks of innermost inner loops (the offset loops over dims) when ``rank`` > 1,
+    then the shortest; each block of an innermost inner loop counts ``rank - 1`` times, as in
+    ``strided_path``.  A predicated access the path passes over counts too (the vector store
+    shares its block with the branch back: an element-wise path passes it), so where no path
+    makes exactly those accesses, the path making at least as many of each width with the
+    fewest extra is taken; None when there is none.  An estimate from the SASS (what
+    ``gpubcast.cuda.model`` charges a benchmark pattern), not a measurement."""
+    widths = sorted(set(accesses) | {_width(i.opcode) for i in instrs
+                                     if i.opcode.split(".")[0] in ("LDG", "STG")})
+    want = tuple(accesses.get(w, 0) for w in widths)
+    ends = [(sum(a) - sum(want), nl, c)
+            for a, (nl, c) in _path_states(instrs, labels, predicated, start, end, rank, widths).items()
+            if all(x >= w for x, w in zip(a, want))]
+    return min(ends)[2] if ends else None
+
+
+def sass_of(k: Hot, arch: str):
+    """(instructions, labels, predicated addresses) of hot kernel ``k``'s SASS on ``arch``."""
+    _, symbol, _, _, sass = listings(k.family, k.name, arch)
+    return sass_functions(sass)[symbol]
 
 
 # ---- the report -----------------------------------------------------------------------------------
