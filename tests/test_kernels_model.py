@@ -3,7 +3,6 @@ the SASS of the kernel each pattern launches. A model, +-15 %: nothing here is m
 
 import pytest
 
-from gpubcast.bench import patterns
 from gpubcast.cuda import model, resources as res
 
 WHY = res.unavailable()
@@ -19,7 +18,7 @@ def _params(names, failing):
 
 
 @needs_tools
-@pytest.mark.parametrize("name", _params([p.name for p in patterns.PATTERNS], BELOW_GOAL))
+@pytest.mark.parametrize("name", _params([p.name for p in model.patterns()], BELOW_GOAL))
 def test_pattern_reaches_its_fraction_of_copy_bandwidth(name):
     r = model.predict(name)
     assert r.fraction >= r.goal, f"{name}: {r.fraction:.2f} of copy ({r.bound}-bound, {r.instr_per_elem} instr/elem)"
@@ -100,4 +99,4 @@ def test_cli_prints_the_model():
     assert kernels_cli.model(out=lines.append) == 0
     assert lines[0].startswith("A static model, not a measurement")
     rows = [line for line in "\n".join(lines).splitlines() if line.startswith("| ")]
-    assert len(rows) == len(patterns.PATTERNS) + 1 and rows[1].startswith("| same | add f32 contig |")
+    assert len(rows) == len(model.patterns()) + 1 and rows[1].startswith("| same | add f32 contig |")

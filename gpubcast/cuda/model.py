@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dispatch
+from .. import ops as _ops
 from ..bench import patterns as _patterns
 from ..plan import c_strides
 from . import launch, resources
@@ -181,8 +182,14 @@ def predict(name: str) -> Prediction:
         GOAL_TRANSPOSED if pattern.transposed else GOAL)
 
 
+def patterns() -> tuple:
+    """The benchmark patterns the model covers: those that run gpubcast's own kernels (``axpb`` runs
+    a user kernel of ``gpubcast.ElementwiseKernel``, outside the catalog and this model)."""
+    return tuple(pt for pt in _patterns.PATTERNS if pt.op in _ops.REGISTRY)
+
+
 def predict_all() -> list[Prediction]:
-    return [predict(pt.name) for pt in _patterns.PATTERNS]
+    return [predict(pt.name) for pt in patterns()]
 
 
 def table(rows: list[Prediction]) -> str:
