@@ -69,7 +69,10 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
             return f"o{k} + k" if cls == UNIT else f"o{k}" if cls == ZERO else f"o{k} + k * s{k}"
         lines = [f"a{k} = load(p{k}, {indexed(k)}, {typename(dt)[0]})" for k, dt in enumerate(leaves)
                  if not (fast and classes[k] == ZERO)]
-        dtypes = []   # dtype of each step's value
+        dtypes, steady = [], []   # per step: its dtype; whether it is one value along the row
+
+        def along_row_constant(kind, k):
+            return kind == "const" or kind == "leaf" and fast and classes[k] == ZERO or kind == "step" and steady[k]
         for j, (node, refs) in enumerate(program.steps):
             args = []
             for i, (kind, k) in enumerate(refs):
@@ -81,7 +84,7 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
                     name = f"convert({cs}, {cw}, {name}, {rw})"
                 args.append(name)
             natural = np.dtype(node.op.resolve(node.loop)[1])
-            rn, cl = typename(natural)
+            rn = typename(natural)[0]
             _, c = typename(node.loop[0] if node.op.kind != "ternary" else node.loop[1])
             op, kind = node.op, node.op.kind
             if op.name == "cast":
@@ -91,8 +94,7 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
                 expr = f"{rn}({function(S.UNARY, op.name, 'U')}({c}, {args[0]}))"
             elif kind == "binary":
                 # NumPy's inner loop where the second operand is one value along the row (power)
-                constant = refs[1][0] == "const" or fast and refs[1][0] == "leaf" and classes[refs[1][1]] == ZERO
-                f = function(S.SCALAR_SECOND_CONSTANT, op.name, "Y") if constant and \
+                f = function(S.SCALAR_SECOND_CONSTANT, op.name, "Y") if along_row_constant(*refs[1]) and \
                     op.name in S.SCALAR_SECOND_CONSTANT else function(S.SCALAR, op.name, "B")
                 expr = f"{rn}({f}({c}, {args[0]}, {args[1]}))"
             elif kind == "ternary":  # where: the condition converted to bool (raw 0/1)
@@ -115,6 +117,7 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
                 expr = f"convert({cn}, {cd}, {expr}, {rd})"
             lines.append(f"v{j} = {expr}")
             dtypes.append(node.dtype)
+            steady.append(all(along_row_constant(*r) for r in refs))
         kind, k = program.result
         value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}", leaves[k])  # never a constant
         ro, co = typename(out_dtype)
