@@ -3,6 +3,7 @@ every op x every dtype x layouts, rank 0, zero-size, broadcasting, ``out=``."""
 
 from __future__ import annotations
 
+import warnings
 import zlib
 
 import numpy as np
@@ -190,3 +191,22 @@ def test_the_power_tolerance_is_in_ulps_subnormal_results_included():
     assert mismatch(np.float32([4.02255e-40]), np.float32([4.02257e-40]))            # exact elsewhere
     assert mismatch(np.float32([1.0e-38]), np.float32([1.1e-38]), tol)              # 10 % is no ulp
     assert mismatch(np.float32([1.0]), np.float32([1.0 + 16 * 2**-23]), tol)
+
+
+def test_power_fast_path_only_for_an_exponent_constant_over_the_whole_call():
+    """NumPy's float power takes its fast path (0.5 -> sqrt: -0.0 stays -0.0, -inf gives nan) only
+    for an exponent that is one value over the whole call; one broadcast along the rows but not
+    the same everywhere gives pow's values (0.0, inf), also where all its values are 0.5."""
+    x = np.array([[-0.0, -np.inf, 4.0, 1.0, 2.0]] * 3)
+    exponents = [0.5, np.float64(0.5), np.full((1, 1), 0.5), np.full((3, 1), 0.5), np.full((1, 5), 0.5),
+                 np.array([[0.5], [2.0], [-1.0]]), np.broadcast_to(np.full((3, 1), 0.5), (3, 5))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for e in exponents:
+            want = np.power(x, e)
+            for be in ("numba", "numpy"):
+                got = gb.power(x, e, backend=be)
+                assert np.array_equal(got, want, equal_nan=True), (be, e, got, want)
+                assert np.array_equal(np.signbit(got), np.signbit(want)), (be, e, got, want)
+            fused = gb.fuse(lambda x, e: x ** (e * 1))(x, e)
+            assert np.array_equal(np.signbit(fused), np.signbit(want)) and np.array_equal(fused, want, equal_nan=True)

@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 from .. import dtypes as _dt
-from ..plan import coalesce
+from ..plan import SCALAR, coalesce
 from . import numba_kernels as K
 from . import numba_scalar as S
 from .reference import HostArrays, NumpyBackend
@@ -117,8 +117,10 @@ def _view(dt, raw):
     return None if _numba_typeable(dt) else np.dtype(raw)
 
 
-def make_spec(op, in_dtypes, out_dtype) -> Spec | None:
-    """The Spec of ``op`` over loop dtypes ``in_dtypes`` into ``out_dtype``; None -> reference."""
+def make_spec(op, in_dtypes, out_dtype, scalar_second: bool = False) -> Spec | None:
+    """The Spec of ``op`` over loop dtypes ``in_dtypes`` into ``out_dtype``; None -> reference.
+    ``scalar_second``: the second operand is one value over the whole call (NumPy's power then
+    takes its fast path, ``numba_scalar.SCALAR_SECOND_CONSTANT``; a broadcast one does not)."""
     if op.kind == "move" or op.name == "where":
         return _move_spec(op, in_dtypes, out_dtype)
     if any(_dt.kind(d) not in "biufc" for d in (*in_dtypes, out_dtype)):
@@ -145,6 +147,7 @@ def make_spec(op, in_dtypes, out_dtype) -> Spec | None:
         return None
     (ra, codec), (rb, _), (ro, _) = (_raw(d, unsigned) for d in (*in_dtypes, out_dtype))
     f, fy = S.row_functions(op.name)
+    fy = fy if scalar_second else f
     return Spec("binary", lambda: K.binary_row(f, fy, codec, ra, rb, ro), (ra, rb, ro),
                 (_view(in_dtypes[0], ra), _view(in_dtypes[1], rb), _view(out_dtype, ro)))
 
@@ -252,12 +255,15 @@ class NumbaBackend(HostArrays):
         self._metas: dict = {}
         self._reference = NumpyBackend()
 
-    def spec(self, op, in_dtypes, out_dtype) -> Spec | None:
-        key = (op.name, in_dtypes, out_dtype)
+    def spec(self, op, in_dtypes, out_dtype, p=None) -> Spec | None:
+        """The Spec of ``op`` on these dtypes over plan ``p`` (whose operand classes pick NumPy's
+        scalar-exponent loop of ``power``)."""
+        scalar_second = op.name in S.SCALAR_SECOND_CONSTANT and p is not None and p.classes[1:2] == (SCALAR,)
+        key = (op.name, in_dtypes, out_dtype, scalar_second)
         try:
             return self._specs[key]
         except KeyError:
-            s = self._specs[key] = make_spec(op, in_dtypes, out_dtype)
+            s = self._specs[key] = make_spec(op, in_dtypes, out_dtype, scalar_second)
             return s
 
     def meta(self, p, spec: Spec) -> np.ndarray:
@@ -272,7 +278,7 @@ class NumbaBackend(HostArrays):
         return m
 
     def execute(self, op, p, inputs, out):
-        spec = self.spec(op, tuple(x.dtype for x in inputs), out.dtype)
+        spec = self.spec(op, tuple(x.dtype for x in inputs), out.dtype, p)
         if spec is None:
             return self._reference.execute(op, p, inputs, out)
         addrs = []
@@ -337,7 +343,7 @@ class NumbaBackend(HostArrays):
         """A runner ``f(inputs, out) -> out`` for repeated calls with plan ``p`` and these dtypes
         (``out`` None: a new array); it returns None when the general path must run instead
         (misaligned or overlapping operands, read-only output).  None if there is no runner."""
-        spec = self.spec(op, in_dtypes, out_dtype)
+        spec = self.spec(op, in_dtypes, out_dtype, p)
         if spec is None or spec.kind == "variadic":
             return None
         return self._runner(spec, p, out_dtype, {"unary": 1, "binary": 2, "where": 3, "move": 1}[spec.kind])

@@ -69,10 +69,11 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
             return f"o{k} + k" if cls == UNIT else f"o{k}" if cls == ZERO else f"o{k} + k * s{k}"
         lines = [f"a{k} = load(p{k}, {indexed(k)}, {typename(dt)[0]})" for k, dt in enumerate(leaves)
                  if not (fast and classes[k] == ZERO)]
-        dtypes, steady = [], []   # per step: its dtype; whether it is one value along the row
+        dtypes, steady = [], []   # per step: its dtype; whether it is one value over the whole call
 
-        def along_row_constant(kind, k):
-            return kind == "const" or kind == "leaf" and fast and classes[k] == ZERO or kind == "step" and steady[k]
+        def whole_call_constant(kind, k):
+            return kind == "const" or kind == "leaf" and all(d is None for d in program.leaves[k][1]) \
+                or kind == "step" and steady[k]
         for j, (node, refs) in enumerate(program.steps):
             args = []
             for i, (kind, k) in enumerate(refs):
@@ -93,8 +94,8 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
             elif kind == "unary":
                 expr = f"{rn}({function(S.UNARY, op.name, 'U')}({c}, {args[0]}))"
             elif kind == "binary":
-                # NumPy's inner loop where the second operand is one value along the row (power)
-                f = function(S.SCALAR_SECOND_CONSTANT, op.name, "Y") if along_row_constant(*refs[1]) and \
+                # NumPy's loop where the second operand is one value over the whole call (power's fast path)
+                f = function(S.SCALAR_SECOND_CONSTANT, op.name, "Y") if whole_call_constant(*refs[1]) and \
                     op.name in S.SCALAR_SECOND_CONSTANT else function(S.SCALAR, op.name, "B")
                 expr = f"{rn}({f}({c}, {args[0]}, {args[1]}))"
             elif kind == "ternary":  # where: the condition converted to bool (raw 0/1)
@@ -117,7 +118,7 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
                 expr = f"convert({cn}, {cd}, {expr}, {rd})"
             lines.append(f"v{j} = {expr}")
             dtypes.append(node.dtype)
-            steady.append(all(along_row_constant(*r) for r in refs))
+            steady.append(all(whole_call_constant(*r) for r in refs))
         kind, k = program.result
         value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}", leaves[k])  # never a constant
         ro, co = typename(out_dtype)

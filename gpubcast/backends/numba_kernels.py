@@ -595,7 +595,8 @@ def _compile(fn, factory, *made_from):
 
 def binary_row(F, FY, C, TA, TB, TO):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
-    the row) under codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
+    the row; ``numba_cpu.make_spec`` passes ``F`` unless it is one value over the whole call) under
+    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)

@@ -838,7 +838,9 @@ def _declare():
     for name in _compare_real:
         table[name] = _compare_families(name)
     # NumPy's float32/float64 power loop takes a fast path when the exponent is one value for the
-    # whole inner loop (stride 0): -1 -> 1/x, 0 -> 1, 0.5 -> sqrt(x), 1 -> x, 2 -> x*x
+    # whole call (measured on NumPy 2.4: a scalar, a (1, 1) array or an all-0-stride view; not an
+    # exponent broadcast along a row but varying along another dim): -1 -> 1/x, 0 -> 1,
+    # 0.5 -> sqrt(x), 1 -> x, 2 -> x*x
     variants = {"power": dict(table["power"], f=_float_power_scalar_exponent)}
     for name, combine in _logical.items():
         table[name] = _logical_families(combine)
@@ -862,8 +864,9 @@ def _make_stubs(table, prefix):
 _TABLE, _VARIANTS = _declare()
 #: op name -> scalar function ``f(codec, raw x, raw y) -> raw result``
 SCALAR = _make_stubs(_TABLE, "op_")
-#: op name -> its scalar function where the second operand is one value along the whole row
-#: (NumPy's stride-0 inner loops), for the ops where NumPy's values differ there
+#: op name -> its scalar function where the second operand is one value over the whole call (NumPy's
+#: loop takes a fast path then: measured, a broadcast operand that varies along any dim does not get
+#: it), for the ops where NumPy's values differ there
 SCALAR_SECOND_CONSTANT = _make_stubs(_VARIANTS, "op_second_constant_")
 
 
