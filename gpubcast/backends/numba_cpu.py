@@ -166,7 +166,7 @@ def _move_spec(op, in_dtypes, out_dtype) -> Spec | None:
     if op.name == "where":
         return Spec("where", lambda: K.where_row(np.uint8, raw), (np.uint8, raw, raw, raw),
                     (_view(in_dtypes[0], np.uint8), view, view, view), factor)
-    return Spec("move", lambda: K.move_row(raw), (raw, raw), (view, view), factor)
+    return Spec("move", lambda: K.unary_row(S.move, S.NATIVE, raw, raw), (raw, raw), (view, view), factor)
 
 
 # --- iteration meta ------------------------------------------------------------------------------------

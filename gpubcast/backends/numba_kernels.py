@@ -4,8 +4,9 @@ A *row function* is a C-callable (``numba.cfunc``) that computes one slab of the
 rows of ``n`` elements along the two innermost dims.  It is generated from an op's scalar function
 (``numba_scalar``) by one factory per op kind: ``unary_row``, ``binary_row`` (two inputs), ``where_row``
 (condition + two values), ``variadic_row`` (N inputs folded into an accumulator, one pass over the
-output) and ``move_row`` (data movement by element size).  Row functions have specialised loops
-for unit-stride and broadcast (stride 0) operands, which LLVM vectorises, and a strided loop.
+output); data movement is ``unary_row`` of ``numba_scalar.move``, by element size.  Row functions have
+specialised loops for unit-stride and broadcast (stride 0) operands, which LLVM vectorises, and a
+strided loop.
 
 A *driver* (``drive``/``drive_parallel``, ``drive_n``/``drive_n_parallel``; compiled once for all
 ops) walks the work items of a plan and calls the row function through its address; the parallel
@@ -681,27 +682,6 @@ def unary_row(F, C, TA, TO):
                 for k in range(n):
                     store(po, oo + k * so, F(C, load(px, ox + k * sx, TA)), TO)
     return _compile(row, "unary_row", F, C, TA, TO)
-
-
-def move_row(T):
-    """Row function copying raw elements of type ``T``."""
-    def row(ptrs, offs, strides, nops, n, m, scratch):
-        px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
-        sx, so = load(strides, 0, I64), load(strides, 1, I64)
-        rx, ro = load(strides, 2, I64), load(strides, 3, I64)
-        for i in range(m):
-            ox, oo = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ro
-            if so == 1 and sx == 1:
-                for k in range(n):
-                    store(po, oo + k, load(px, ox + k, T), T)
-            elif so == 1 and sx == 0:
-                x = load(px, ox, T)
-                for k in range(n):
-                    store(po, oo + k, x, T)
-            else:
-                for k in range(n):
-                    store(po, oo + k * so, load(px, ox + k * sx, T), T)
-    return _compile(row, "move_row", T)
 
 
 def variadic_row(STEP, FIN, C, T):

@@ -1036,6 +1036,16 @@ def _make_unary_stubs(table):
 UNARY = _make_unary_stubs(_declare_unary())
 
 
+def move(codec, x):
+    """Data movement's scalar function: the raw value itself (``unary_row`` of it copies elements)."""
+    raise NotImplementedError
+
+
+@overload(move)
+def _move(codec, x):
+    return lambda codec, x: x
+
+
 def count_finish(codec, acc, n):
     """Finish of ``sum``/``max``/``min``: the accumulated value itself."""
     raise NotImplementedError
