@@ -11,7 +11,8 @@
 // A, B: the op's loop dtypes (equal except int64/uint64 comparisons); the output type is
 // what Op returns (bool for comparisons and logical ops, else A).
 // Assumption: x1/x2 of a VALUE class carry the value in Head::value (loop dtype's bytes).
-// Assumption: the functor names are Op.functor of gpubcast/ops.py (CamelCase of the name).
+// Assumption: the functor names are Op.functor of gpubcast/ops.py (CamelCase of the name), plus
+// catalog.SCALAR_SECOND's variants (launched when x2 is a VALUE or SCALAR operand).
 #include "indexing.cuh"
 
 namespace gb {
@@ -34,6 +35,7 @@ GB_BINARY(Remainder, num::remainder(a, b))
 GB_BINARY(Fmod, num::fmod(a, b))
 GB_BINARY(DivTrunc, num::div_trunc(a, b))
 GB_BINARY(Power, num::power(a, b))
+GB_BINARY(PowerScalarExponent, num::power_scalar_exponent(a, b))   // x2 one value over the call
 GB_BINARY(Maximum, num::maximum(a, b))
 GB_BINARY(Minimum, num::minimum(a, b))
 GB_BINARY(BitwiseAnd, (T)(a & b))

@@ -500,6 +500,21 @@ template <typename T> GB_FN T power(T a, T b) {
   else return pow_(a, b);
 }
 
+// NumPy's float32/float64 power loop when the exponent is one value over the whole call:
+// -1 -> 1/x, 0 -> 1, 0.5 -> sqrt(x), 1 -> x, 2 -> x*x, else pow (so sqrt's -0.0 and NaN for -0.0
+// and -inf, where pow gives 0 and inf).
+template <typename T> GB_FN T power_scalar_exponent(T a, T b) {
+  if constexpr (is_int<T>() || is_half<T>() || is_complex<T>()) return power(a, b);
+  else {
+    if (b == (T)-1) return (T)1 / a;
+    if (b == (T)0) return (T)1;
+    if (b == (T)0.5) return sqrt_(a);
+    if (b == (T)1) return a;
+    if (b == (T)2) return a * a;
+    return pow_(a, b);
+  }
+}
+
 // ---- unary ops (NumPy's loops; float16 / bfloat16 computed in float, rounded once) --------
 template <typename T> GB_FN T negative(T x) {
   if constexpr (is_int<T>()) return wrap_neg(x);

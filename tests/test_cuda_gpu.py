@@ -190,6 +190,26 @@ def test_float32_subnormals_are_kept_and_nan_propagates(cupy):
     assert np.isnan(r[:2]).all() and r[2] == 2.0
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_power_fast_path_only_for_an_exponent_constant_over_the_whole_call(dtype, cupy):
+    """As NumPy: an exponent that is one value over the call (host scalar, (1, 1) device array,
+    0-stride view) takes the fast path (0.5 -> sqrt: -0.0 stays -0.0, -inf gives nan; -1, 0, 1, 2
+    exact); one broadcast along rows gives pow's values (0.0, inf) even where all its values are 0.5."""
+    x = np.array([[-0.0, -np.inf, np.inf, -1.0, 4.0, 1e-3, np.nan, 3.0]] * 3, dtype)
+    for e in (0.5, 2.0, -1.0, 1.0, 0.0, 3.0):
+        for host_e in (e, dtype(e), np.full((1, 1), e, dtype), np.full((3, 1), e, dtype),
+                       np.array([[e], [2.0], [-1.0]], dtype)):
+            with np.errstate(all="ignore"):
+                want = np.power(x, host_e)
+            dev_e = cupy.asarray(host_e) if isinstance(host_e, np.ndarray) else host_e
+            got = host(gb.power(cupy.asarray(x), dev_e))
+            assert got.dtype == want.dtype
+            assert_agrees("power", got, want, dtype)                  # pow's last bit may differ
+            special = ~np.isfinite(want) | (want == 0)
+            assert np.array_equal(got[special], want[special], equal_nan=True), (e, host_e, got, want)
+            assert np.array_equal(np.signbit(got), np.signbit(want)), (e, host_e, got, want)
+
+
 def test_out_aliasing(cupy):
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal((50, 40)), rng.standard_normal(40)

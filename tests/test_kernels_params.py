@@ -173,7 +173,11 @@ def test_zero_size_launches_nothing():
 def test_every_instantiation_covers_every_op():
     every = catalog.every_instantiation()
     functors = {k.targs.split(",")[0] for ks in every.values() for k in ks}
-    assert functors == {f"gb::{op.functor}" for op in ops.REGISTRY.values()}
+    assert functors == {f"gb::{op.functor}" for op in ops.REGISTRY.values()} | \
+        {f"gb::{f}" for f in catalog.SCALAR_SECOND.values()}
+    # power's scalar-exponent variant: float32/float64 only
+    assert sorted(k.targs for k in every["binary"] if "PowerScalar" in k.targs) == \
+        ["gb::PowerScalarExponent, double, double", "gb::PowerScalarExponent, float, float"]
     assert len(every["copy"]) == len(every["ternary"]) == len(catalog.MOVE_SIZES)
     # the int64/uint64 mixed comparison loops of NumPy 2 are instantiated
     assert any(k.targs == "gb::Less, gb::i64, gb::u64" for k in every["binary"])

@@ -41,6 +41,9 @@ MOVE_SIZES = (1, 2, 4, 8, 16)
 COMPLEX_ON_CPU = frozenset({"sqrt", "exp", "log", "tanh"})      # element sizes the data-movement kernels handle
 FAMILY_OF_KIND = {"unary": "unary", "binary": "binary", "ternary": "ternary", "variadic": "variadic", "quaternary": "variadic",
                   "move": "copy"}
+#: op -> the functor computing it when its second operand is one value over the whole call (a VALUE or
+#: SCALAR operand), for float32/float64: NumPy's power loop then takes its fast path (numeric.cuh)
+SCALAR_SECOND = {"power": "PowerScalarExponent"}
 GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT (variadic general kernels)
 MAX_VARIADIC = 8                   # inputs one variadic launch takes (kernels/variadic.cu)
 INDEX_TYPES = {32: "gb::u32", 64: "gb::u64"}
@@ -98,8 +101,9 @@ class Kernels:
 
 
 @functools.lru_cache(maxsize=4096)
-def kernels_for(op: _ops.Op, in_dtypes: tuple, out_dtype) -> Kernels:
-    """The kernels computing ``op`` on inputs of loop dtypes ``in_dtypes`` into ``out_dtype``."""
+def kernels_for(op: _ops.Op, in_dtypes: tuple, out_dtype, scalar_second: bool = False) -> Kernels:
+    """The kernels computing ``op`` on inputs of loop dtypes ``in_dtypes`` into ``out_dtype``;
+    ``scalar_second``: the second input is one value over the whole call (``SCALAR_SECOND``)."""
     family = FAMILY_OF_KIND[op.kind]
     out_dtype = np.dtype(out_dtype)
     if family == "unary":
@@ -112,7 +116,9 @@ def kernels_for(op: _ops.Op, in_dtypes: tuple, out_dtype) -> Kernels:
                        general_ept(*sizes))
     if family == "binary":
         a, b = (np.dtype(t) for t in in_dtypes)
-        targs = f"gb::{op.functor}, {cxx_type(a)}, {cxx_type(b)}"
+        functor = SCALAR_SECOND[op.name] if scalar_second and op.name in SCALAR_SECOND and a.kind == "f" \
+            and a.itemsize in (4, 8) else op.functor
+        targs = f"gb::{functor}, {cxx_type(a)}, {cxx_type(b)}"
         sizes = (a.itemsize, b.itemsize, out_dtype.itemsize)
         return Kernels(family, targs, contig_ept(*sizes), general_ept(*sizes))
     if family == "variadic":
@@ -174,6 +180,7 @@ def every_instantiation() -> dict[str, tuple[Kernels, ...]]:
                 sizes.setdefault(t.itemsize, t)
             combos = [((np.dtype(bool), t, t) if family == "ternary" else (t,), t) for t in sizes.values()]
         for loop, out in combos:
-            k = kernels_for(op, tuple(loop), out)
-            found[family][k.targs] = k
+            for scalar_second in (False, True) if op.name in SCALAR_SECOND else (False,):
+                k = kernels_for(op, tuple(loop), out, scalar_second)
+                found[family][k.targs] = k
     return {f: tuple(ks.values()) for f, ks in found.items()}

@@ -136,12 +136,12 @@ def plan_launches(op, p, inputs: list[Operand], out: Operand) -> list[Launch]:
 @functools.lru_cache(maxsize=4096)
 def _templates(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
     op = _ops.get(op_name)
-    kern = catalog.kernels_for(op, in_dtypes, out_dtype)
-    nin = NIN_OF_FAMILY[kern.family]
     classes = [CONTIG if p.out_contiguous else STRIDED]
     for is_value, cls in zip(host_values, p.classes):
         classes.append(VALUE if is_value else SCALAR if cls == PLAN_SCALAR
                        else CONTIG if cls == CONTIGUOUS else STRIDED)
+    kern = catalog.kernels_for(op, in_dtypes, out_dtype, classes[2:3] in ([VALUE], [SCALAR]))
+    nin = NIN_OF_FAMILY[kern.family]
     strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
     itemsizes = [np.dtype(out_dtype).itemsize] + [np.dtype(t).itemsize for t in in_dtypes]
     n = len(in_dtypes)
