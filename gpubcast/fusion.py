@@ -24,8 +24,11 @@ operand classes, index width).  A value used under two different maps is compute
 (a broadcast intermediate is recomputed along the dims it is broadcast over).
 
 Execution: on the Numba backend, one row function generated from the graph per output
-(``backends.numba_fused``), run by the usual drivers; elsewhere (NumPy reference, CUDA, Dask)
-the graph is evaluated op by op through ``dispatch.apply`` -- the unfused chain, the same values.
+(``backends.numba_fused``), run by the usual drivers; on the CUDA backend, one kernel generated
+from the graph per output (``cuda.fused``); elsewhere (NumPy reference, Dask, a CUDA program whose
+argument would not fit a launch) the graph is evaluated op by op through ``dispatch.apply`` -- the
+unfused chain, the same values.  Inputs that overlap ``out=`` other than element for element are
+copied first, as ``dispatch`` does.
 
 Values: equal to the unfused chain (each node computes in its own loop dtype, converted as
 ``dispatch`` converts inputs), except that a float -> integer conversion of a value out of
@@ -434,6 +437,7 @@ def _run(be, p: Program, arrays, out):
     run = getattr(be, "execute_fused", None)
     if run is None or not all(_dt.kind(x.dtype) in "biufc" for x in arrays):
         return evaluate(p, arrays, out, be.name, leaves_given=True)
+    given = out
     if out is None:
         out = be.empty(p.shape, p.dtype)
     else:
@@ -444,8 +448,11 @@ def _run(be, p: Program, arrays, out):
             raise TypeError(f"cannot write {p.dtype} results into an out= array of {out.dtype} (casting rule "
                             f"'same_kind')")
     plan = output_plan(p, arrays, out)
+    if plan.size and any(dispatch._partial_overlap(be, x, i, plan, out) for i, x in enumerate(arrays)):
+        arrays = [be.copy(x) if dispatch._partial_overlap(be, x, i, plan, out) else x for i, x in enumerate(arrays)]
+        plan = output_plan(p, arrays, out)    # inputs read before out is written, as dispatch does
     if plan.size and not run(p, plan, arrays, out):
-        return evaluate(p, arrays, out, be.name, leaves_given=True)
+        return evaluate(p, arrays, given, be.name, leaves_given=True)   # the last step writes given out=
     return out
 
 
@@ -469,7 +476,9 @@ def evaluate(p: Program, args, out=None, backend=None, leaves_given: bool = Fals
 
 
 def _convert(x, dt, backend):
-    return api.cast(x, dt, backend=backend) if getattr(x, "ndim", 0) else np.asarray(x).astype(dt)
+    if _dt.is_python_scalar(x) or isinstance(x, (np.ndarray, np.generic)) and x.ndim == 0:
+        return np.asarray(x).astype(dt)     # a host value (a 0-d device array is cast on its device)
+    return api.cast(x, dt, backend=backend)
 
 
 def natural_dtype(node: Node) -> np.dtype:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from gpubcast.__main__ import main
-from gpubcast.bench import measure, patterns, report
+from gpubcast.bench import fused, measure, patterns, report
 from gpubcast.bench.peers import cupy_peer, numpy_peer
 from gpubcast.bench.runner import Settings, run_suite
 
@@ -37,9 +37,11 @@ def fake_cupy(monkeypatch):
     cuda = types.SimpleNamespace(
         Event=_Event, get_elapsed_time=lambda start, stop: (stop.t - start.t) * 1e3,
         Device=lambda: types.SimpleNamespace(synchronize=lambda: syncs.append(1)),
+        get_current_stream=lambda: types.SimpleNamespace(synchronize=lambda: syncs.append(1)),
         is_available=lambda: True)
     fake = types.SimpleNamespace(
-        cuda=cuda, add=np.add, where=np.where, copyto=np.copyto, array=np.array, empty=np.empty,
+        cuda=cuda, add=np.add, where=np.where, copyto=np.copyto, array=np.array, empty=np.empty, asarray=np.asarray,
+        fuse=lambda f: f,
         get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     _Event.recorded.clear()
@@ -77,9 +79,21 @@ def test_gpu_group_records_speedups_and_table(fake_cupy, tmp_path):
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_fused_chains_on_the_gpu_path(fake_cupy):
+    """The fused chains' GPU runners: gpubcast's CUDA backend fused and op by op, CuPy op by op and
+    cupy.fuse, each timed with events and compared in the speed-up lines."""
+    records = fused.run("tiny", gpu=True, repeat=2, sets=2, min_sample_s=0.0, chains=fused.select(["affine"]))
+    gpu = {r["backend"] for r in records if r["device"] == "gpu"}
+    assert gpu == {"gpubcast cuda fused", "gpubcast cuda op by op", "cupy op by op", "cupy.fuse"}
+    lines = fused.speedups(records)
+    for peer in ("gpubcast cuda op by op", "cupy op by op", "cupy.fuse"):
+        assert any(line.startswith("affine tiny: gpubcast cuda fused is") and line.split("x ", 1)[1].startswith(peer)
+                   for line in lines), (peer, lines)
+
+
 @pytest.mark.gpu
 def test_cli_on_a_gpu(tmp_path, capsys):
-    rc = main(["bench", "--quick", "--size", "tiny", "--patterns", "row,where,sum4,explicit",
+    rc = main(["bench", "--quick", "--size", "tiny", "--patterns", "row,where,sum4,explicit,fused-gelu",
                "--json", str(tmp_path / "r.json")])
     assert rc == 0
     doc = json.loads((tmp_path / "r.json").read_text())

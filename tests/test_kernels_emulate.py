@@ -421,8 +421,8 @@ def test_general_every_rank_layout_and_zero_size(rank, backends):
                   np.dtype(np.float32))
 
 
-def _column_tiles(lc) -> bool:
-    head = launch.head_size(launch.NIN_OF_FAMILY[lc.family])
+def _column_tiles(lc, nin=None) -> bool:
+    head = launch.head_size(launch.NIN_OF_FAMILY[lc.family] if nin is None else nin)
     return bool(struct.unpack_from("<I", lc.params, head - 12)[0] & launch.COLUMN_TILES)
 
 
@@ -464,3 +464,28 @@ def test_row_tiles_where_columns_do_not_pay(backends):
     a = rng.standard_normal((40, 64)).astype(np.float32)[:, ::2]               # innermost stride 2, no column
     assert np.array_equal(gb.add(a, a[::-1], backend=BE), a + a[::-1])
     assert not any(_column_tiles(lc) for lc in backends[BE].launches[first:])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "broadcast", "transposed", "strided", "rank 6"])
+def test_fused_kernels_on_every_index_path(layout, backends):
+    """gpubcast.fuse's generated kernels (gpubcast.cuda.fused) on the 32-bit, 64-bit and 1-block paths,
+    column tiles included, against the fused Numba pass."""
+    rng = np.random.default_rng(8)
+    v = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    x, y = {"contiguous": (v(70, 50), v(70, 50)), "broadcast": (v(70, 1), v(50)),
+            "transposed": (v(50, 70).T, v(70, 50)), "strided": (v(140, 150)[::2, ::-3], v(50)),
+            "rank 6": (v(2, 1, 3, 1, 4, 5), v(1, 3, 1, 2, 4, 1))}[layout]
+    f = gb.fuse(lambda x, y: gb.where(x > y, x * y - 1, gb.tanh(y)) / 3)
+    want = f(x, y)
+    for be in (BE, BE64, BE1):
+        backends[be].launches.clear()
+        got = f(x, y, backend=be)
+        [lc] = backends[be].launches
+        assert lc.family.startswith("gbf_")
+        if layout == "contiguous":
+            assert "::fused_contig<" in lc.name
+        else:
+            assert lc.name.endswith("gb::u64>" if be == BE64 else "gb::u32>"), lc.name
+        assert _column_tiles(lc, 2) == (layout == "transposed") or layout == "contiguous"
+        np.testing.assert_allclose(got, want, rtol=4 * np.finfo(np.float32).eps)   # tanh: CUDA's vs Numba's
+

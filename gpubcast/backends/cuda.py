@@ -105,9 +105,24 @@ class CudaBackend:
         launches = launch.plan_launches(op, p, [self.operand(x, device=dev) for x in inputs],
                                         self.operand(out, True, dev))
         for lc in launches:
-            kernel = self.function(lc.family, lc.name, dev)
-            # one by-value argument: CuPy passes a size-1 NumPy array's bytes (the C struct)
-            kernel((lc.grid,), (launch.BLOCK,), (np.frombuffer(lc.params, np.dtype((np.void, len(lc.params)))),))
+            self._launch(lc, dev)
+
+    def execute_fused(self, program, p, inputs, out) -> bool:
+        """Run fused ``program`` (``gpubcast.fusion``) over plan ``p`` of its leaves ``inputs`` into ``out``
+        with one generated kernel (``gpubcast.cuda.fused``); False where its argument would not fit a
+        launch (the chain then runs op by op)."""
+        from ..cuda import fused
+        if not fused.fits(program):
+            return False
+        dev = self.xp.cuda.Device().id
+        for lc in fused.launches(program, p, [self.operand(x, device=dev) for x in inputs], self.operand(out, True, dev)):
+            self._launch(lc, dev)
+        return True
+
+    def _launch(self, lc: launch.Launch, dev: int) -> None:
+        kernel = self.function(lc.family, lc.name, dev)
+        # one by-value argument: CuPy passes a size-1 NumPy array's bytes (the C struct)
+        kernel((lc.grid,), (launch.BLOCK,), (np.frombuffer(lc.params, np.dtype((np.void, len(lc.params)))),))
 
     def function(self, family: str, name: str, device: int | None = None):
         """The kernel ``name`` on ``device`` (default: the current one): compiled (or read from

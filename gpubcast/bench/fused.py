@@ -9,7 +9,8 @@ very same function) and its spelling for each peer:
 
 Peers: NumPy op by op; numexpr (CPU, if installed; its threads as onnxruntime's); onnxruntime
 (the chain as one model, ``--threads`` intra-op threads); on a GPU, CuPy op by op, ``cupy.fuse``
-and gpubcast's CUDA backend.  Timing is ``measure.time_host`` / ``time_cuda`` (medians), over
+and gpubcast's CUDA backend fused and op by op.  gpubcast op by op is the traced chain run step by
+step (``fusion.evaluate``): each step a gpubcast call.  Timing is ``measure.time_host`` / ``time_cuda`` (medians), over
 input sets rotated as for the pattern suite.
 """
 
@@ -119,11 +120,17 @@ def _onnx_model(chain: Chain, shapes, dtype):
 def runners(chain: Chain, size: str, threads: int, dtype, gpu: bool) -> dict:
     """Backend label -> (device, make(input set) -> call): every implementation present here."""
     import gpubcast as gb
-    f = chain.make(gb)
-    fused = gb.fuse(f)
+    from gpubcast import fusion
+    fused = gb.fuse(chain.make(gb))
+
+    def unfused(xs):
+        """The traced chain, each step a gpubcast call (the function itself would run NumPy's or
+        CuPy's operators on arrays)."""
+        [program] = fused._trace(xs).programs
+        return lambda: fusion.evaluate(program, xs)
     out = {
         "gpubcast fused": ("cpu", lambda xs: lambda: fused(*xs)),
-        "gpubcast op by op": ("cpu", lambda xs: lambda: f(*xs)),
+        "gpubcast op by op": ("cpu", unfused),
         "numpy op by op": ("cpu", lambda xs, g=chain.make(np): lambda: g(*xs)),
     }
     try:
@@ -146,7 +153,8 @@ def runners(chain: Chain, size: str, threads: int, dtype, gpu: bool) -> dict:
         cf = cupy.fuse(chain.make(cupy))
         out["cupy op by op"] = ("gpu", lambda xs, g=chain.make(cupy): lambda: g(*xs))
         out["cupy.fuse"] = ("gpu", lambda xs: lambda: cf(*xs))
-        out["gpubcast cuda"] = ("gpu", lambda xs: lambda: fused(*xs))
+        out["gpubcast cuda fused"] = ("gpu", lambda xs: lambda: fused(*xs))
+        out["gpubcast cuda op by op"] = ("gpu", unfused)
     return out
 
 
@@ -176,18 +184,19 @@ def run(size: str, *, dtype=np.float32, threads: int = 2, repeat: int = 5, sets:
     return records
 
 
+#: each fused run and the runs it is compared with (the same device)
+PEERS = {"gpubcast fused": ("gpubcast op by op", "numpy op by op", "numexpr", "onnxruntime"),
+         "gpubcast cuda fused": ("gpubcast cuda op by op", "cupy op by op", "cupy.fuse")}
+
+
 def speedups(records) -> list[str]:
-    """The issue's goals as lines: fused vs op by op, NumPy, numexpr, onnxruntime (CPU, same run)."""
+    """The issue's goals as lines: fused vs op by op and the peers of its device (same run)."""
     lines = []
     by = {(r["chain"], r["size"], r["backend"]): r["median_s"] for r in records}
     for (chain, size, backend), t in sorted(by.items()):
-        if backend != "gpubcast fused":
-            continue
-        for peer in ("gpubcast op by op", "numpy op by op", "numexpr", "onnxruntime"):
+        for peer in PEERS.get(backend, ()):
             other = by.get((chain, size, peer))
             if other:
-                lines.append(f"{chain} {size}: gpubcast fused is {other / t:.2f}x {peer} "
+                lines.append(f"{chain} {size}: {backend} is {other / t:.2f}x {peer} "
                              f"({t * 1e3:.3g} ms vs {other * 1e3:.3g} ms)")
     return lines
-
-

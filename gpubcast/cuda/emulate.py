@@ -327,6 +327,25 @@ class EmulatedBackend(HostArrays):
             self.emulator.run(lc, self.grid)
 
 
+    def execute_fused(self, program, p, inputs, out) -> bool:
+        """A fused program's generated kernel (``gpubcast.cuda.fused``), as ``CudaBackend.execute_fused``."""
+        from . import fused
+        if not fused.fits(program):
+            return False
+        if self.index64_above is not None and p.size > self.index64_above:
+            p = dataclasses.replace(p, index_bits=64)
+        for lc in fused.launches(program, p, [operand(x) for x in inputs], operand(out, output=True)):
+            self.launches.append(lc)
+            generated_emulator(lc.family).run(lc, self.grid)
+        return True
+
+
+@functools.lru_cache(maxsize=64)
+def generated_emulator(family: str) -> Emulator:
+    """Host builds of every name expression of generated family ``family`` (``sources.register``)."""
+    return Emulator([(family, name) for name in sources.generated_names(family)])
+
+
 def operand(x, output: bool = False) -> launch.Operand:
     """A NumPy array as a launch operand: 0-d inputs are host values, others host memory."""
     if x.ndim == 0 and not output:

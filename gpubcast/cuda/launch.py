@@ -121,25 +121,33 @@ def plan_launches(op, p, inputs: list[Operand], out: Operand) -> list[Launch]:
     templates = _templates(op.name, p, tuple(x.dtype for x in inputs), out.dtype,
                            tuple(x.value is not None for x in inputs))
     operands = (out, *inputs)
-    launches = []
-    for t in templates:
-        nslots = len(t.args)
-        ptrs = [operands[i].ptr + o if operands[i].ptr else 0 for i, o in zip(t.args, t.offsets)]
-        values = [b""] + [operands[i].value or b"" for i in t.args[1:]]
-        pad = NIN_OF_FAMILY[t.family] + 1 - nslots
-        params = t.head.pack(*ptrs, *([0] * pad), *values, *([b""] * pad),
-                             t.size, t.classes, t.flags, t.n_used, t.aux) + t.calc
-        launches.append(Launch(t.family, t.name, params, t.grid, t.ept))
-    return launches
+    return [Launch(t.family, t.name, pack(t, operands, NIN_OF_FAMILY[t.family]), t.grid, t.ept) for t in templates]
+
+
+def pack(t: _Template, operands, nin: int) -> bytes:
+    """The launch argument of template ``t`` (a kernel of ``nin`` input slots) on ``operands`` (the
+    output first): its Head, then its OffsetCalc for a general kernel."""
+    ptrs = [operands[i].ptr + o if operands[i].ptr else 0 for i, o in zip(t.args, t.offsets)]
+    values = [b""] + [operands[i].value or b"" for i in t.args[1:]]
+    pad = nin + 1 - len(t.args)
+    return t.head.pack(*ptrs, *([0] * pad), *values, *([b""] * pad),
+                       t.size, t.classes, t.flags, t.n_used, t.aux) + t.calc
+
+
+def operand_classes(p, host_values) -> list:
+    """The class of every operand of plan ``p`` (the output first): an input given on the host
+    (``host_values``) is VALUE, a plan SCALAR a device SCALAR, else CONTIG or STRIDED."""
+    classes = [CONTIG if p.out_contiguous else STRIDED]
+    for is_value, cls in zip(host_values, p.classes):
+        classes.append(VALUE if is_value else SCALAR if cls == PLAN_SCALAR
+                       else CONTIG if cls == CONTIGUOUS else STRIDED)
+    return classes
 
 
 @functools.lru_cache(maxsize=4096)
 def _templates(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
     op = _ops.get(op_name)
-    classes = [CONTIG if p.out_contiguous else STRIDED]
-    for is_value, cls in zip(host_values, p.classes):
-        classes.append(VALUE if is_value else SCALAR if cls == PLAN_SCALAR
-                       else CONTIG if cls == CONTIGUOUS else STRIDED)
+    classes = operand_classes(p, host_values)
     kern = catalog.kernels_for(op, in_dtypes, out_dtype, classes[2:3] in ([VALUE], [SCALAR]))
     nin = NIN_OF_FAMILY[kern.family]
     strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
@@ -155,11 +163,11 @@ def _templates(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
             passes.append(([0] + take, n if op_name == "mean" and take[-1] == n else 0))
             first = take[-1] + 1
     return tuple(t for args, aux in passes
-                 for t in _split(kern, nin, args, [classes[i] for i in args], [strides[i] for i in args],
+                 for t in launch_templates(kern, nin, args, [classes[i] for i in args], [strides[i] for i in args],
                                  [itemsizes[i] for i in args], p, aux))
 
 
-def _split(kern, nin, args, classes, strides, itemsizes, p, aux) -> list[_Template]:
+def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> list[_Template]:
     """The launches of one pass: one, or one per index of the dims beyond MAX_DIMS."""
     head = struct.Struct(f"<{nin + 1}Q{'16s' * (nin + 1)}Q4I")
     cls_word = sum(c << (2 * k) for k, c in enumerate(classes))

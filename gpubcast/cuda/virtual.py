@@ -289,9 +289,8 @@ def kernel_info(family: str, name: str, arch: str = "compute_90") -> tuple[str, 
 def emulator(family: str) -> emulate.Emulator:
     """Host builds of every instantiation of ``family`` (catalog.every_instantiation; a generated
     family's own name expressions, gpubcast.ElementwiseKernel)."""
-    generated = sources.generated_names(family)
-    if generated is not None:
-        return emulate.Emulator([(family, name) for name in generated])
+    if sources.generated_names(family) is not None:
+        return emulate.generated_emulator(family)
     return emulate.Emulator(catalog.every_instantiation()[family])
 
 

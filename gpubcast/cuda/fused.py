@@ -1,0 +1,209 @@
+"""CUDA kernels generated from fused programs (``gpubcast.fusion.Program``): a whole chain of ops in
+one kernel over the output.
+
+One translation unit per program (``kernel``), registered as a generated family of ``sources`` (so
+NVRTC, its cache and the host emulation treat it as ``kernels/*.cu``), named by a hash of its text:
+
+    namespace gbf_<hash> {
+      struct Body<EPT>       loads every leaf (indexing.cuh's Access: vector, scalar, strided and
+                             column-tile access as in the built-in kernels), then per element
+                             computes each step with the registry op's functor of kernels/*.cu
+                             (NumPy's values in the step's loop dtype), converts between steps as
+                             ``dispatch`` converts inputs (num::cast), and stores the result;
+      fused_contig<u64>            no strided leaf: ContigArgs = Head<NIN>, then the constants
+      fused_general<index_t>       any strides: GeneralArgs = General<NIN, index_t>, then the constants
+    }
+
+NIN is the number of leaves; the constants (``Program.constants``) travel in the kernel argument
+after the launch struct, one 16-byte slot each, so a new scalar value of the same trace does not
+recompile.  Launches are ``launch``'s (grid, column tiles, ranks beyond MAX_DIMS, 32/64-bit paths).
+
+Values equal the unfused chain on the CUDA backend: the same functors, the same conversions; the
+kernels compile with ``--fmad=false``, so no product is fused into a later step's addition.  An
+exponent one value over the whole call takes power's fast path (``catalog.SCALAR_SECOND``), as the
+unfused step's VALUE or SCALAR operand does.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import catalog, launch, sources
+
+#: the largest kernel argument (bytes) a fused launch may have: CUDA's 4 KiB limit of sm_80 drivers
+MAX_PARAM_BYTES = 4096
+#: the kernel file holding each op kind's functors
+FILE_OF_KIND = {"unary": "unary.cu", "binary": "binary.cu", "ternary": "ternary.cu", "variadic": "variadic.cu",
+                "quaternary": "variadic.cu", "move": "copy.cu"}
+
+
+@dataclass(frozen=True)
+class FusedKernels:
+    """The kernels of one program (``launch`` reads family, name and ept, like ``catalog.Kernels``)."""
+    family: str
+    contig_ept: int
+    general_ept: int
+
+    def name(self, index_bits: int | None) -> str:
+        if index_bits is None:
+            return f"{self.family}::fused_contig<gb::u64>"
+        return f"{self.family}::fused_general<{catalog.INDEX_TYPES[index_bits]}>"
+
+    def ept(self, index_bits: int | None) -> int:
+        return self.contig_ept if index_bits is None else self.general_ept
+
+    def names(self) -> tuple[str, str, str]:
+        return self.name(None), self.name(32), self.name(64)
+
+
+def _natural(node) -> np.dtype:
+    return np.dtype(node.op.resolve(node.loop)[1])
+
+
+def source(program, out_dtype) -> str:
+    """The translation unit of ``program`` storing ``out_dtype`` (namespace ``gbf``: ``kernel`` renames
+    it after the hash of this text).  TypeError where the CUDA backend has no kernel for a step (the
+    unfused chain's error)."""
+    out_dtype = np.dtype(out_dtype)
+    leaves = [leaf.dtype for leaf, _ in program.leaves]
+    consts = [c.dtype for c in program.constants]
+    cx = catalog.cxx_type
+    for node, _ in program.steps:     # each step's kernel exists on its own (same checks, same errors)
+        catalog.kernels_for(node.op, node.loop, _natural(node))
+    cx(out_dtype)
+    files = sorted({FILE_OF_KIND[node.op.kind] for node, _ in program.steps})
+    lines, dtypes, steady = [], [], []    # per step: C++ line, dtype, one value over the whole call
+
+    def whole_call_constant(kind, k):
+        return kind == "const" or kind == "leaf" and all(d is None for d in program.leaves[k][1]) \
+            or kind == "step" and steady[k]
+
+    def convert(name, src, want):
+        return name if np.dtype(src) == np.dtype(want) else f"num::cast<{cx(want)}>({name})"
+
+    for j, (node, refs) in enumerate(program.steps):
+        args = []
+        for i, (kind, k) in enumerate(refs):
+            src = {"leaf": leaves, "const": consts, "step": dtypes}[kind][k]
+            name = {"leaf": f"a{k}[e]", "const": f"c{k}", "step": f"v{k}"}[kind]
+            args.append(convert(name, src, node.loop[i]))
+        op, kind = node.op, node.op.kind
+        natural = _natural(node)
+        if op.name == "cast":
+            expr, natural = args[0], np.dtype(node.loop[0])
+        elif kind == "unary":
+            expr = f"{op.functor}().template apply<{cx(natural)}>({args[0]})"
+        elif kind == "binary":
+            functor = catalog.SCALAR_SECOND.get(op.name, op.functor) if whole_call_constant(*refs[1]) else op.functor
+            expr = f"{functor}()({args[0]}, {args[1]})"
+        elif kind == "ternary":        # where: the condition has the loop dtype bool
+            expr = f"({args[0]} ? {args[1]} : {args[2]})"
+        elif kind == "variadic":       # a left fold, then Mean's division (kernels/variadic.cu)
+            expr = args[0]
+            for a in args[1:]:
+                expr = f"{op.functor}().step({expr}, {a})"
+            if op.name == "mean":
+                expr = f"num::true_divide({expr}, num::from_count<{cx(natural)}>({len(args)}))"
+        elif kind == "quaternary":     # axpby: each product rounded (kernels/variadic.cu Axpby)
+            expr = f"num::add(num::multiply({args[0]}, {args[1]}), num::multiply({args[2]}, {args[3]}))"
+        else:                          # data movement: the value itself
+            expr = args[0]
+        if natural != node.dtype:      # the call's dtype= cast the op's result
+            expr = f"num::cast<{cx(node.dtype)}>({expr})"
+        lines.append(f"      const {cx(node.dtype)} v{j} = {expr};")
+        dtypes.append(node.dtype)
+        steady.append(all(whole_call_constant(*r) for r in refs))
+    kind, k = program.result       # never a constant
+    value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}[e]", leaves[k])
+    nin = len(leaves)
+    types = [cx(t) for t in leaves] + [cx(out_dtype)]
+    loads = [f"    {cx(t)} a{k}[EPT];\n    acc.template load<{k + 1}>(a{k});" for k, t in enumerate(leaves)]
+    constants = [f"    const {cx(t)} c{k} = from_bits<{cx(t)}>(c[{k}]);" for k, t in enumerate(consts)]
+    vec_ok = " && ".join([f"vec_ok<{cx(out_dtype)}, EPT>(p.h, 0)"] +
+                         [f"vec_ok<{t}, EPT>(p.h, {k + 1})" for k, t in enumerate(types[:-1])])
+    return "\n".join([
+        "// gpubcast.fuse program for the GPU (generated by gpubcast/cuda/fused.py)",
+        *(f'#include "{f}"' for f in files or ["indexing.cuh"]),
+        "namespace gbf {",
+        "using namespace gb;",
+        f"constexpr int NIN = {nin};",
+        f"constexpr int NCONST = {max(1, len(consts))};",
+        "template <int EPT> struct Body {",
+        "  const u64 (*c)[2];                 // the constants, 16-byte slots",
+        "  template <class Acc> GB_FN void operator()(const Acc& acc) const {",
+        *loads,
+        *constants,
+        f"    {cx(out_dtype)} r[EPT];",
+        "#pragma unroll",
+        "    for (int e = 0; e < EPT; ++e) {",
+        *lines,
+        f"      r[e] = {convert(value, src, out_dtype)};",
+        "    }",
+        "    acc.store(r);",
+        "  }",
+        "};",
+        "struct ContigArgs { Head<NIN> h; u64 c[NCONST][2]; };",
+        "template <typename index_t> struct GeneralArgs { General<NIN, index_t> g; u64 c[NCONST][2]; };",
+        f"template <typename index_t> constexpr int fused_contig_ept = contig_ept<{', '.join(types)}>();",
+        f"template <typename index_t> constexpr int fused_general_ept = general_ept<{', '.join(types)}>();",
+        "template <typename index_t>",
+        "__global__ void __launch_bounds__(BLOCK) fused_contig(const __grid_constant__ ContigArgs p) {",
+        "  constexpr int EPT = fused_contig_ept<index_t>;",
+        f"  const bool consecutive = {vec_ok};",
+        "  for_each_tile<NIN, EPT, u64, false>(p.h, NoCalc(), consecutive, Body<EPT>{p.c});",
+        "}",
+        "template <typename index_t>",
+        "__global__ void __launch_bounds__(BLOCK) fused_general(const __grid_constant__ GeneralArgs<index_t> p) {",
+        "  constexpr int EPT = fused_general_ept<index_t>;",
+        "  for_each_tile<NIN, EPT, index_t, true>(p.g.h, p.g.calc, true, Body<EPT>{p.c});",
+        "}",
+        "}  // namespace gbf",
+    ]) + "\n"
+
+
+@functools.lru_cache(maxsize=1024)
+def kernel(program, out_dtype) -> FusedKernels:
+    """The kernels of ``program`` storing ``out_dtype``, their family registered with ``sources``."""
+    text = source(program, out_dtype)
+    family = "gbf_" + hashlib.sha256(text.encode()).hexdigest()[:20]   # also the namespace
+    text = text.replace("namespace gbf {", f"namespace {family} {{").replace("// namespace gbf", f"// namespace {family}")
+    sizes = [leaf.dtype.itemsize for leaf, _ in program.leaves] + [np.dtype(out_dtype).itemsize]
+    k = FusedKernels(family, catalog.contig_ept(*sizes), catalog.general_ept(*sizes))
+    sources.register(family, text, k.names())
+    return k
+
+
+def fits(program) -> bool:
+    """Whether one launch's argument stays within ``MAX_PARAM_BYTES`` (else the chain runs op by op)."""
+    return launch.general_size(len(program.leaves), 64) + 16 * max(1, len(program.constants)) <= MAX_PARAM_BYTES
+
+
+def launches(program, p, inputs: list, out) -> list:
+    """The launches computing ``program`` over plan ``p`` (its operands: the leaves, then possibly the
+    constant block, which the kernel argument carries instead) from ``inputs`` (``launch.Operand``
+    per leaf) into ``out``."""
+    if p.size == 0:
+        return []
+    templates = _templates(program, p, tuple(x.value is not None for x in inputs), out.dtype)
+    constants = program.constant_block.tobytes()
+    operands = (out, *inputs)
+    result = []
+    for t in templates:
+        params = launch.pack(t, operands, len(inputs)) + constants
+        result.append(launch.Launch(t.family, t.name, params, t.grid, t.ept))
+    return result
+
+
+@functools.lru_cache(maxsize=1024)
+def _templates(program, p, host_values, out_dtype) -> tuple:
+    k = kernel(program, out_dtype)
+    n = len(program.leaves)
+    classes = launch.operand_classes(p, host_values)
+    strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides[:n]]
+    itemsizes = [np.dtype(out_dtype).itemsize] + [leaf.dtype.itemsize for leaf, _ in program.leaves]
+    return tuple(launch.launch_templates(k, n, list(range(n + 1)), classes, strides, itemsizes, p, 0))
+
