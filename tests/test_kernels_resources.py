@@ -98,6 +98,21 @@ def test_runtime_kernels_compiled_after_a_fast_compile_are_those_of_a_fresh_proc
     assert res._run_tool("nvdisasm", ["-c", "-ndf"], binary) == res.listings(k.family, k.name, "sm_90")[4]
 
 
+@needs_tools
+def test_generated_kernels_compile_in_the_fresh_process_too(tmp_path, monkeypatch):
+    # after a fast compile, runtime kernels compile in a fresh process, which must learn a generated
+    # family (gpubcast.fuse, ElementwiseKernel) from this one
+    k, other = HOT["fused gelu f32 general32"], HOT["where f32 general64"]
+    compiler.compile_family(other.family, [other.name], "compute_90", fast=True)
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
+    compiler.cached_kernel.cache_clear()
+    try:
+        binary, symbol = compiler.cached_kernel(k.family, k.name, "sm_90")
+    finally:
+        compiler.cached_kernel.cache_clear()
+    assert k.family in symbol and res._run_tool("nvdisasm", ["-c", "-ndf"], binary) == res.listings(k.family, k.name, "sm_90")[4]
+
+
 def test_occupancy_formula():
     assert res.occupancy(32, 0, "sm_90") == (8, 1.0)         # 1024 regs/warp, 8192/block -> 8 blocks
     assert res.occupancy(33, 0, "sm_80") == (6, 0.75)        # 33*32 -> 1280/warp -> 10240/block

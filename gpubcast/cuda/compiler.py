@@ -141,7 +141,16 @@ def compile_clean(family: str, name: str, arch: str, extra_options=()) -> Compil
     what is cached never depends on what the process compiled before."""
     if not _fast_compiled:
         return compile_family(family, [name], arch, extra_options=extra_options)
-    return _fresh_pool().submit(compile_family, family, [name], arch, extra_options=tuple(extra_options)).result()
+    return _fresh_pool().submit(_compile_generated, family, sources.generated_entry(family), name, arch,
+                                tuple(extra_options)).result()
+
+
+def _compile_generated(family: str, entry, name: str, arch: str, extra_options) -> Compiled:
+    """``compile_family`` in the fresh process, a generated family registered there first (its entry
+    comes from the parent: the fresh process has never seen it)."""
+    if entry is not None:
+        sources.adopt(family, entry)
+    return compile_family(family, [name], arch, extra_options=extra_options)
 
 
 @functools.lru_cache(maxsize=1)

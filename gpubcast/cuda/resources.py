@@ -105,12 +105,27 @@ HOT_SETS = (
 
 @functools.lru_cache(maxsize=1)
 def hot() -> tuple[Hot, ...]:
-    """Every hot instantiation: each set's contiguous kernel and general kernels (32/64-bit)."""
+    """Every hot instantiation: each set's contiguous kernel and general kernels (32/64-bit), then
+    the contiguous and 32-bit general kernels generated for the benchmark's fused chains (float32)."""
     found = []
     for label, op, dtypes, out, f32, accesses in HOT_SETS:
         k = _kernels(op, dtypes, out)
         for bits, kind in ((None, "contig"), (32, "general32"), (64, "general64")):
             found.append(Hot(f"{label} {kind}", k.family, k.name(bits), k.ept(bits), f32, bits is None, accesses))
+    return tuple(found) + _fused_hot()
+
+
+def _fused_hot() -> tuple[Hot, ...]:
+    import gpubcast as gb
+    from ..bench import fused as chains
+    from . import fused
+    found = []
+    for chain in chains.CHAINS:
+        [program] = gb.fuse(chain.make(gb))._trace([np.ones(s, np.float32) for s in chain.tiny]).programs
+        k = fused.kernel(program, np.dtype(np.float32))
+        for bits, kind in ((None, "contig"), (32, "general32")):
+            found.append(Hot(f"fused {chain.name} f32 {kind}", k.family, k.name(bits), k.ept(bits), True,
+                             bits is None))
     return tuple(found)
 
 

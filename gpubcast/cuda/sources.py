@@ -82,8 +82,17 @@ def register(family: str, text: str, names, options=()) -> None:
     """Make a generated translation unit a family: ``source(family)`` returns it (headers inlined),
     so the NVRTC compiler, its cache and the host emulation build it like ``kernels/*.cu``.
     ``family`` must name its text (e.g. a hash of it): one name, one source."""
-    inlined = inline_headers(text)
-    entry = (inlined, tuple(names), tuple(options))
+    adopt(family, (inline_headers(text), tuple(names), tuple(options)))
+
+
+def generated_entry(family: str):
+    """The registered entry of generated family ``family`` (None for the families of kernels/), which
+    ``adopt`` registers in another process."""
+    return _GENERATED.get(family)
+
+
+def adopt(family: str, entry) -> None:
+    """Register ``entry`` (inlined source, name expressions, options) as generated family ``family``."""
     if _GENERATED.setdefault(family, entry) != entry:
         raise ValueError(f"generated kernel family {family!r} is registered with another source")
 
