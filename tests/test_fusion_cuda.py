@@ -236,3 +236,31 @@ def test_random_chains_fused_equal_unfused_on_cuda(cupy, launched):
 
     check()
     assert len(compared) >= 6, len(compared)
+
+
+def test_onnx_backend_runs_chains_as_generated_kernels(cupy, launched):
+    """prepare(model, device="CUDA"): y = Relu(Sigmoid(x) * 3 + 1 - b) and nu = Neg(Sigmoid(x) * 3 + 1),
+    one fused group, one generated kernel per output; fuse=False gives the same bits."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from gpubcast.onnx import backend as onnx_backend
+    f32 = np.float32
+    info = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 3])  # noqa: E731
+    nodes = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Constant", [], ["w0"], value_float=3.0),
+             helper.make_node("Mul", ["s", "w0"], ["sw"]),
+             helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array(1.0, f32))),
+             helper.make_node("Add", ["sw", "one"], ["u"]), helper.make_node("Sub", ["u", "b"], ["d"]),
+             helper.make_node("Relu", ["d"], ["y"]), helper.make_node("Neg", ["u"], ["nu"])]
+    b = numpy_helper.from_array(np.array([0.5, -1.0, 2.0], f32), "b")
+    graph = helper.make_graph(nodes, "chain", [info("x")], [info("y"), info("nu")], initializer=[b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    x = _v((4, 3))
+    rep = onnx_backend.prepare(model, device="CUDA")
+    launched.clear()
+    y, nu = rep.run([x])
+    assert [lc.family[:4] for lc in launched] == ["gbf_", "gbf_"], [lc.name for lc in launched]
+    y0, nu0 = onnx_backend.prepare(model, device="CUDA", fuse=False).run([x])
+    _same(y, y0)
+    _same(nu, nu0)
+    u = (1 / (1 + np.exp(-x))) * f32(3) + f32(1)
+    np.testing.assert_allclose(_host(y), np.maximum(u - np.array([0.5, -1.0, 2.0], f32), 0), rtol=1e-5, atol=1e-6)
