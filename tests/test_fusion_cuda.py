@@ -179,19 +179,32 @@ def test_outputs_out_and_overlap(cupy, launched):
     assert g(cupy.empty((0, 40), np.float32), y).shape == (0, 40) and launched == []
 
 
+def _sum_chain(*xs):
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = acc * 1.5 + x
+    return acc
+
+
+def test_many_operands_take_fewer_elements_per_thread(cupy, launched):
+    args = [_v((9, 40)) if k % 3 else _v((40,)) for k in range(fused.MAX_LEAVES)]
+    _fused_and_unfused(_sum_chain, cupy, launched, *args)
+    assert launched[0].ept == 2                           # 15 float32 leaves: 2 elements per thread
+    _fused_and_unfused(_sum_chain, cupy, launched, *args[:6])
+    assert launched[0].ept == 4
+    launched.clear()
+    gb.fuse(_sum_chain)(*[cupy.asarray(a) for a in args + args[:1]])   # 16 leaves: op by op
+    assert launched and not any(lc.family.startswith("gbf_") for lc in launched)
+
+
 def test_too_many_operands_run_op_by_op(cupy, launched):
     n = 40
     args = [_v((4, 5)) for _ in range(n)]
-
-    def f(*xs):
-        acc = xs[0]
-        for x in xs[1:]:
-            acc = acc + x
-        return acc
+    f = _sum_chain
     assert not fused.fits(gb.fuse(f)._trace(args).programs[0])
     launched.clear()
     got = gb.fuse(f)(*[cupy.asarray(a) for a in args])
-    assert len(launched) == n - 1 and not any(lc.family.startswith("gbf_") for lc in launched)
+    assert len(launched) == 2 * (n - 1) and not any(lc.family.startswith("gbf_") for lc in launched)
     _same(got, f(*[cupy.asarray(a) for a in args]))
 
 

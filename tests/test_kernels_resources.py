@@ -99,6 +99,28 @@ def test_runtime_kernels_compiled_after_a_fast_compile_are_those_of_a_fresh_proc
 
 
 @needs_tools
+def test_fused_kernels_of_many_leaves_do_not_spill():
+    # a tile's loads all issue before compute: with 30 leaves the elements per thread drop to 1 (such
+    # a chain runs op by op today, fused.MAX_LEAVES; the rule holds for any count)
+    import numpy as np
+
+    import gpubcast as gb
+    from gpubcast.cuda import fused
+
+    def chain(*xs):
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = acc * 1.5 + x
+        return acc
+    [program] = gb.fuse(chain)._trace([np.ones((3, 4), np.float32)] * 30).programs
+    k = fused.kernel(program, np.dtype(np.float32))
+    assert (k.contig_ept, k.general_ept) == (1, 1)
+    for bits in (None, 32):
+        r = res.measure(res.Hot("30 leaves", k.family, k.name(bits), k.ept(bits), True, bits is None), "sm_90")
+        assert (r.spill_stores, r.spill_loads, r.local) == (0, 0, 0) and r.occupancy >= 0.5, r
+
+
+@needs_tools
 def test_generated_kernels_compile_in_the_fresh_process_too(tmp_path, monkeypatch):
     # after a fast compile, runtime kernels compile in a fresh process, which must learn a generated
     # family (gpubcast.fuse, ElementwiseKernel) from this one

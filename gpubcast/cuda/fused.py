@@ -36,6 +36,11 @@ from . import catalog, launch, sources
 
 #: the largest kernel argument (bytes) a fused launch may have: CUDA's 4 KiB limit of sm_80 drivers
 MAX_PARAM_BYTES = 4096
+#: the most leaves of one kernel: Head::classes holds 2 bits for each operand, the output included
+MAX_LEAVES = 15
+#: bytes of leaf elements one thread holds at once (a tile's loads all issue before any compute): the
+#: elements per thread halve until the leaves' elements fit, so many leaves do not spill registers
+LOADED_BYTES = 128
 #: the kernel file holding each op kind's functors
 FILE_OF_KIND = {"unary": "unary.cu", "binary": "binary.cu", "ternary": "ternary.cu", "variadic": "variadic.cu",
                 "quaternary": "variadic.cu", "move": "copy.cu"}
@@ -120,6 +125,7 @@ def source(program, out_dtype) -> str:
     kind, k = program.result       # never a constant
     value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}[e]", leaves[k])
     nin = len(leaves)
+    ept = elements_per_thread(program, out_dtype)
     types = [cx(t) for t in leaves] + [cx(out_dtype)]
     loads = [f"    {cx(t)} a{k}[EPT];\n    acc.template load<{k + 1}>(a{k});" for k, t in enumerate(leaves)]
     constants = [f"    const {cx(t)} c{k} = from_bits<{cx(t)}>(c[{k}]);" for k, t in enumerate(consts)]
@@ -148,8 +154,8 @@ def source(program, out_dtype) -> str:
         "};",
         "struct ContigArgs { Head<NIN> h; u64 c[NCONST][2]; };",
         "template <typename index_t> struct GeneralArgs { General<NIN, index_t> g; u64 c[NCONST][2]; };",
-        f"template <typename index_t> constexpr int fused_contig_ept = contig_ept<{', '.join(types)}>();",
-        f"template <typename index_t> constexpr int fused_general_ept = general_ept<{', '.join(types)}>();",
+        f"template <typename index_t> constexpr int fused_contig_ept = {ept[0]};",
+        f"template <typename index_t> constexpr int fused_general_ept = {ept[1]};",
         "template <typename index_t>",
         "__global__ void __launch_bounds__(BLOCK) fused_contig(const __grid_constant__ ContigArgs p) {",
         "  constexpr int EPT = fused_contig_ept<index_t>;",
@@ -165,21 +171,35 @@ def source(program, out_dtype) -> str:
     ]) + "\n"
 
 
+def elements_per_thread(program, out_dtype) -> tuple[int, int]:
+    """(contiguous, general) elements per thread: the built-in kernels' (catalog.contig_ept, general_ept),
+    halved while the leaves' elements of a tile pass ``LOADED_BYTES``."""
+    sizes = [leaf.dtype.itemsize for leaf, _ in program.leaves] + [np.dtype(out_dtype).itemsize]
+    held = sum(sizes[:-1])
+    result = []
+    for ept in (catalog.contig_ept(*sizes), catalog.general_ept(*sizes)):
+        while ept > 1 and ept * held > LOADED_BYTES:
+            ept //= 2
+        result.append(ept)
+    return result[0], result[1]
+
+
 @functools.lru_cache(maxsize=1024)
 def kernel(program, out_dtype) -> FusedKernels:
     """The kernels of ``program`` storing ``out_dtype``, their family registered with ``sources``."""
     text = source(program, out_dtype)
     family = "gbf_" + hashlib.sha256(text.encode()).hexdigest()[:20]   # also the namespace
     text = text.replace("namespace gbf {", f"namespace {family} {{").replace("// namespace gbf", f"// namespace {family}")
-    sizes = [leaf.dtype.itemsize for leaf, _ in program.leaves] + [np.dtype(out_dtype).itemsize]
-    k = FusedKernels(family, catalog.contig_ept(*sizes), catalog.general_ept(*sizes))
+    k = FusedKernels(family, *elements_per_thread(program, out_dtype))
     sources.register(family, text, k.names())
     return k
 
 
 def fits(program) -> bool:
-    """Whether one launch's argument stays within ``MAX_PARAM_BYTES`` (else the chain runs op by op)."""
-    return launch.general_size(len(program.leaves), 64) + 16 * max(1, len(program.constants)) <= MAX_PARAM_BYTES
+    """Whether a launch takes the program (else the chain runs op by op): at most ``MAX_LEAVES`` leaves
+    (Head::classes has 2 bits per operand in 32), an argument within ``MAX_PARAM_BYTES``."""
+    n = len(program.leaves)
+    return n <= MAX_LEAVES and launch.general_size(n, 64) + 16 * max(1, len(program.constants)) <= MAX_PARAM_BYTES
 
 
 def launches(program, p, inputs: list, out) -> list:
