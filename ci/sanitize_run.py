@@ -4,7 +4,8 @@ Covers the contiguous kernels (vector and element paths: aligned and misaligned 
 tails), kernel-argument scalars and device scalars, the general kernels with strided,
 transposed, negative-stride and broadcast operands and strided outputs, the 64-bit index
 path (forced), chained variadic launches, data movement of every element size, and
-gpubcast.ElementwiseKernel's generated kernels (broadcast, strided, raw, size=; both index paths).
+gpubcast.ElementwiseKernel's generated kernels (broadcast, strided, raw, size=; both index paths) and
+gpubcast.fuse's (contiguous, broadcast, transposed, 15 leaves; both index paths).
 Each result is checked against the NumPy reference; exit status 1 on any mismatch.
 
     compute-sanitizer --tool memcheck --error-exitcode 1 python ci/sanitize_run.py
@@ -45,8 +46,9 @@ def main() -> int:
                 print(f"MISMATCH {'64-bit ' if force64 else ''}{case.name}: {checks._difference(got, want)}")
     be.execute = execute
     failures += elementwise_kernels(rng)
+    failures += fused_kernels(rng, be)
     cupy.cuda.Device().synchronize()
-    print(f"sanitize run: {2 * len(cases)} calls and the ElementwiseKernel runs, {failures} mismatches")
+    print(f"sanitize run: {2 * len(cases)} calls, the ElementwiseKernel and fused runs, {failures} mismatches")
     return 1 if failures else 0
 
 
@@ -85,6 +87,43 @@ def elementwise_kernels(rng) -> int:
                 failures += 1
                 print(f"MISMATCH {'64-bit ' if force64 else ''}ElementwiseKernel run {k}")
     elementwise_kernel.INT32_LIMIT = limit
+    return failures
+
+
+def fused_kernels(rng, be) -> int:
+    """gpubcast.fuse's generated kernels (contiguous, broadcast, transposed: column tiles, negative
+    strides, 15 leaves; both index paths), each against the chain on the NumPy reference; mismatches."""
+    import gpubcast as gb
+    from gpubcast import fusion
+
+    def chain(*xs):
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = acc * 1.5 + x
+        return acc
+    gelu = gb.fuse(lambda x, b: 0.5 * (x + b) * (1 + gb.tanh(0.79788456 * ((x + b) + 0.044715 * (x + b) ** 3))))
+    where = gb.fuse(lambda x, t, s: gb.where(x > t, x * s, 0))
+    x = rng.standard_normal((7, 33, 65)).astype(np.float32)
+    t, s = rng.standard_normal(65).astype(np.float32), rng.standard_normal((33, 1)).astype(np.float32)
+    many = [rng.standard_normal((33, 65) if k % 2 else (65,)).astype(np.float32) for k in range(15)]
+    d = cupy.asarray
+    runs = [(gelu, [d(x), d(t)], [x, t]), (where, [d(x), d(t), d(s)], [x, t, s]),
+            (where, [d(x).transpose(0, 2, 1)[:, ::-1], d(s.T), d(t[:, None])], [x.transpose(0, 2, 1)[:, ::-1], s.T, t[:, None]]),
+            (gb.fuse(chain), [d(a) for a in many], many)]
+    execute = be.execute_fused
+    failures = 0
+    for force64 in (False, True):
+        if force64:
+            be.execute_fused = lambda program, p, inputs, out: execute(program, dataclasses.replace(p, index_bits=64),
+                                                                       inputs, out)
+        for k, (f, dev, host) in enumerate(runs):
+            got = cupy.asnumpy(f(*dev))
+            [program] = f._trace(host).programs
+            want = fusion.evaluate(program, host, backend="numpy")
+            if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-6):  # tanh: CUDA's
+                failures += 1
+                print(f"MISMATCH {'64-bit ' if force64 else ''}fused run {k}: {checks._difference(got, want)}")
+    be.execute_fused = execute
     return failures
 
 

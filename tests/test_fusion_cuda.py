@@ -277,3 +277,13 @@ def test_onnx_backend_runs_chains_as_generated_kernels(cupy, launched):
     _same(nu, nu0)
     u = (1 / (1 + np.exp(-x))) * f32(3) + f32(1)
     np.testing.assert_allclose(_host(y), np.maximum(u - np.array([0.5, -1.0, 2.0], f32), 0), rtol=1e-5, atol=1e-6)
+
+
+def test_sanitizer_script_fused_runs(cupy, monkeypatch):
+    """ci/sanitize_run.py's fused runs (what compute-sanitizer checks on a GPU) agree here too."""
+    import sys
+    from pathlib import Path
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "ci"))
+    monkeypatch.delitem(sys.modules, "sanitize_run", raising=False)
+    import sanitize_run
+    assert sanitize_run.fused_kernels(np.random.default_rng(0), backends.get("cuda")) == 0
