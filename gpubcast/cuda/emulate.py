@@ -326,7 +326,6 @@ class EmulatedBackend(HostArrays):
             self.launches.append(lc)
             self.emulator.run(lc, self.grid)
 
-
     def execute_fused(self, program, p, inputs, out) -> bool:
         """A fused program's generated kernel (``gpubcast.cuda.fused``), as ``CudaBackend.execute_fused``."""
         from . import fused
