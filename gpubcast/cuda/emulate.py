@@ -475,9 +475,10 @@ class Emulator:
         except KeyError:
             raise KeyError(f"kernel {name} is not in this emulation build; build the Emulator with it") from None
 
-    def run(self, lc: launch.Launch, grid: int | None = None) -> None:
-        """Execute one launch (``grid`` overrides the launch's block count: any >= 1 is valid)."""
-        self.run_raw(lc.name, lc.params, grid or lc.grid)
+    def run(self, lc: launch.Launch, grid: int | None = None, order: tuple = (1, 0, 1, 0)) -> None:
+        """Execute one launch (``grid`` overrides the launch's block count: any >= 1 is valid;
+        ``order`` as in ``run_raw``)."""
+        self.run_raw(lc.name, lc.params, grid or lc.grid, order=order)
 
     def run_raw(self, name: str, params: bytes, grid: int, block: int = launch.BLOCK,
                 order: tuple = (1, 0, 1, 0), check: "Check | None" = None) -> None:
@@ -547,14 +548,19 @@ class EmulatedBackend(HostArrays):
     ``grid``: launch this many blocks instead of the computed count (grid-stride check).
     ``index64_above``: take the 64-bit index path for outputs larger than this (the real
     threshold is 2**31 elements; a small one runs the 64-bit path on small arrays).
+    ``order``: blocks and threads in this order (``Emulator.run_raw``; a block multiplier
+    coprime with every grid, such as a large prime, makes it a permutation).
+    Barrier divergence and shared-memory races raise ``Fault``.
     """
 
     name = "cuda-emulated"
 
-    def __init__(self, emulator: Emulator, grid: int | None = None, index64_above: int | None = None):
+    def __init__(self, emulator: Emulator, grid: int | None = None, index64_above: int | None = None,
+                 order: tuple = (1, 0, 1, 0)):
         self.emulator = emulator
         self.grid = grid
         self.index64_above = index64_above
+        self.order = order
         self.launches: list[launch.Launch] = []     # every launch made, for tests
 
     def execute(self, op, p, inputs, out):
@@ -563,7 +569,7 @@ class EmulatedBackend(HostArrays):
         operands = [operand(x) for x in inputs]
         for lc in launch.plan_launches(op, p, operands, operand(out, output=True)):
             self.launches.append(lc)
-            self.emulator.run(lc, self.grid)
+            self.emulator.run(lc, self.grid, self.order)
 
 
 def operand(x, output: bool = False) -> launch.Operand:
