@@ -12,12 +12,17 @@
 // for every operand at once, and stepped by the innermost strides while the tile stays in
 // one innermost row; a tile that crosses rows (innermost size not a multiple of EPT, or
 // shorter than a tile) locates each operand's offsets anew at every row it enters.  Under
-// COLUMN_TILES (transposed operands) a thread's elements step down a column instead.
+// SHARED_TILES (transposed operands) a block takes a 2-D tile of the two innermost dims and
+// reads each transposed operand through shared memory (for_each_shared_tile).
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
-//   launches ceil(size / (BLOCK * EPT)) blocks, EPT = the kernel's *_ept constant);
-//   one by-value argument: Head<NIN> (contiguous kernels) or General<NIN, index_t>.
+//   launches ceil(size / (BLOCK * EPT)) blocks, EPT = the kernel's *_ept constant; under
+//   SHARED_TILES one block per 2-D tile); one by-value argument: Head<NIN> (contiguous
+//   kernels) or General<NIN, index_t>.
+// Assumption: under SHARED_TILES a Body calls acc.load<ARG> and acc.store in control flow that
+//   is the same for every thread of a block (they hold __syncthreads()): unconditionally, or
+//   under a condition on the launch's arguments only (VariadicBody's `J < nin`).
 // Assumption: operand 0 is the output; it is contiguous or strided, never a scalar.
 // Assumption: every pointer is aligned to its element type (the host checks); vector
 //   access is used only after checking the vector's alignment here (contiguous kernels:
@@ -42,6 +47,13 @@
 #ifndef GB_PTR
 #define GB_PTR(p, base, is_write) (p)
 #endif
+// Likewise every shared memory access goes through GB_SMEM(address, buffer, buffer bytes,
+// is_write), and GB_SMEM_DEAD(buffer, bytes) says that the buffer's contents are dead from here
+// on (the harness checks barriers, races and reads of unwritten bytes).
+#ifndef GB_SMEM
+#define GB_SMEM(p, base, bytes, is_write) (p)
+#define GB_SMEM_DEAD(base, bytes)
+#endif
 
 namespace gb {
 
@@ -52,15 +64,26 @@ constexpr int GENERAL_EPT = 4;    // elements per thread of the variadic general
 // operand classes, 2 bits per operand in Head::classes (operand k at bits 2k..2k+1)
 enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
 
-// Head::flags of a general kernel.  COLUMN_TILES (the host sets it where an operand is
-// contiguous along the second-innermost dim but not along the innermost, e.g. transposed):
-// a tile is COLUMN_WARPS * EPT rows of the two innermost dims by 32 columns; each warp takes
-// EPT rows, lane l column l, stepping down the rows, so the lanes of a warp read and write
-// along the innermost dim and each thread along the second-innermost: every access
-// coalesced or sector-complete (idle lanes only in a last, partial column block).
-// Assumption: COLUMN_TILES only with coalesced rank >= 2.
-enum : unsigned { COLUMN_TILES = 1u };
-constexpr int COLUMN_WARPS = BLOCK / 32;   // warps of a block, one row block of EPT each
+// Head::flags of a general kernel.  SHARED_TILES (launch.shared_tiles sets it where some
+// operand is transposed -- |stride| 1 along the second-innermost coalesced dim, > 1 along the
+// innermost -- and both dims hold at least 32 elements): a tile is TILE_COLS = 32 columns by
+// 8 * EPT rows of the two innermost dims (BLOCK * EPT elements, one block's); in output order
+// each thread takes EPT consecutive columns of one row, so the output and every operand in
+// output order are accessed as under row tiles (vector accesses where aligned).  Each
+// transposed ("staged") operand goes through shared memory: the block reads its tile along
+// the operand's own contiguous dim (a warp's lanes on consecutive 16-byte chunks, or elements,
+// of a column: coalesced; TileAccess::move) into the buffer, __syncthreads(), and every thread
+// reads its elements from there in output order (a transposed output: the other way round).
+// The host sets it only with EPT dividing TILE_COLS and fewer than 2^32 tiles.  One staged operand at a
+// time through one buffer of SHARED_BYTES per block, whatever NIN; an operand whose tile holds
+// more than SHARED_DATA bytes (8-byte elements at EPT 8, 16-byte at EPT 4) goes through in
+// passes of rows; 2 barriers a pass.  Columns are padded by one element (no bank conflicts
+// for 4-byte elements in either phase).
+// Assumption: SHARED_TILES only with coalesced rank >= 2.
+enum : unsigned { SHARED_TILES = 1u };
+constexpr int TILE_COLS = 32;               // columns of a shared tile
+constexpr int SHARED_DATA = 8192;           // bytes of a staged operand's pass through the buffer
+constexpr int SHARED_BYTES = SHARED_DATA + TILE_COLS * 16;   // + a padding element per column
 
 // Elements per thread of a contiguous kernel: 16 bytes of its widest operand, at least 4.
 __host__ __device__ constexpr int max_of(int a) { return a; }
@@ -82,7 +105,7 @@ template <int NIN> struct Head {
   u64 value[NIN + 1][2];    // bytes of a VALUE-class input k (kernel-argument scalar)
   u64 size;                 // output elements; tiles cover [0, size)
   u32 classes;              // 2 bits per operand: CONTIG | VALUE | SCALAR | STRIDED
-  u32 flags;                // general kernels: COLUMN_TILES or 0
+  u32 flags;                // general kernels: SHARED_TILES or 0
   u32 nin;                  // variadic: inputs used in this launch (1 <= nin <= NIN)
   u32 aux;                  // variadic mean: divide by aux at the end (0: do not)
 };
@@ -206,22 +229,21 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive)
 
 // One thread's access to every operand of a launch.
 //   contiguous kernels (GENERAL = false): element k of a contiguous operand is at t.at(k);
-//   general kernels (row tiles consecutive, or column tiles): the offsets of every operand at
-//   the tile's first element (OffsetCalc::locate, once per tile), then element k of operand
-//   ARG at cur[ARG] + k * (its stride along dim sd: 0, or 1 for column tiles) while the tile
-//   stays in one innermost row (the usual case: no per-element division, no per-element
-//   offset table); a row tile that crosses rows takes each operand's offsets row by row
-//   (row_offsets).
+//   general kernels (row tiles consecutive): the offsets of every operand at the tile's first
+//   element (OffsetCalc::locate, once per tile), then element k of operand ARG at cur[ARG] +
+//   k * its innermost stride while the tile stays in one innermost row (the usual case: no
+//   per-element division, no per-element offset table); a row tile that crosses rows takes
+//   each operand's offsets row by row (row_offsets).
 // A contiguous operand is read with vector loads when the tile is full and its pointer
 // aligned (contiguous kernels: all pointers, checked once per launch).
-template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
+// CROSS (general kernels): a tile may cross innermost rows (row tiles; shared tiles never do).
+template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL> struct Access {
   typedef typename OffsetType<index_t>::type offset_t;
   static constexpr int NARGS = NIN + 1;
   const Head<NIN>& h;
   Tile<EPT, index_t> t;
   bool vec;                                         // a full tile of consecutive elements (row tiles)
   bool one_row = true;                              // general: the tile lies in one innermost row
-  int sd = 0;                                       // general: the dim a thread steps along (1: COLUMN_TILES)
   offset_t cur[GENERAL ? NARGS : 1];                // general: offsets of the tile's first element
   const OffsetCalc<NARGS, index_t>* calc_ = nullptr;
 
@@ -253,7 +275,7 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
     if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
       calc_ = &calc;
       const index_t inner = calc.template locate<0, NARGS>(t.first, cur);
-      one_row = sd == 1 || calc.dim[0].divisor - inner >= (index_t)t.count;   // column tiles: within one column
+      one_row = calc.dim[0].divisor - inner >= (index_t)t.count;
     }
   }
 
@@ -281,9 +303,9 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
     } else if constexpr (!GENERAL) {               // element by element
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + t.at(k), p, false) : T();
-    } else if (one_row) {                          // element by element, stepped in the row
+    } else if (!CROSS || one_row) {                // element by element, stepped in the row
       const T* q = p + cur[ARG];
-      const offset_t s = calc_->stride[sd][ARG];
+      const offset_t s = calc_->stride[0][ARG];
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
     } else {                                       // element by element, row by row
@@ -310,9 +332,9 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
         if (k < t.count) *GB_PTR(p + t.at(k), p, true) = v[k];
-    } else if (one_row) {
+    } else if (!CROSS || one_row) {
       T* q = p + cur[0];
-      const offset_t s = calc_->stride[sd][0];
+      const offset_t s = calc_->stride[0][0];
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
         if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
@@ -326,39 +348,197 @@ template <int NIN, int EPT, typename index_t, bool GENERAL> struct Access {
   }
 };
 
-// COLUMN_TILES: tile (outer o, row block rb, column block cb) of the two innermost dims
-// (n1 rows of n0); lane l of warp w takes column cb * 32 + l, rows (rb * COLUMN_WARPS + w) * EPT
-// .. + EPT - 1.
+// The one shared buffer of the SHARED_TILES path (a kernel that never takes it still holds it:
+// static shared memory is per kernel, not per path).
+__shared__ Vec<u64, 2> shared_tile[SHARED_BYTES / 16];
+
+// SHARED_TILES: one thread's access in a 2-D tile (rows x cols valid of TILE_ROWS x TILE_COLS):
+// EPT consecutive columns col.. of tile row `row` in output order, as a row tile within one
+// innermost row (Access, one_row); a staged operand (staged<ARG>) through shared_tile.
+template <int NIN, int EPT, typename index_t> struct TileAccess : Access<NIN, EPT, index_t, true, false> {
+  typedef Access<NIN, EPT, index_t, true, false> Base;
+  typedef typename Base::offset_t offset_t;
+  static constexpr int NARGS = NIN + 1;
+  static constexpr int TILE_ROWS = BLOCK * EPT / TILE_COLS;
+  int row, col, rows, cols;
+
+  // t.first: the tile's element (0, 0); made this thread's first element here.
+  GB_FN TileAccess(const Head<NIN>& head, const OffsetCalc<NARGS, index_t>& calc, Tile<EPT, index_t> tile,
+                   int row_, int col_, int rows_, int cols_)
+      : Base(head, tile, true), row(row_), col(col_), rows(rows_), cols(cols_) {
+    this->calc_ = &calc;
+    calc.template locate<0, NARGS>(this->t.first, this->cur);
+#pragma unroll
+    for (int k = 0; k < NARGS; ++k)
+      this->cur[k] += (offset_t)row * calc.stride[1][k] + (offset_t)col * calc.stride[0][k];
+    this->t.first += (index_t)row * calc.dim[0].divisor + (index_t)col;
+    this->vec = this->t.count == EPT && this->t.first % (index_t)EPT == 0;
+  }
+
+  // Whether operand ARG goes through shared memory: strided, |stride| 1 along the rows and > 1
+  // along the columns (launch.transposed; the same for every thread of the launch).
+  template <int ARG> GB_FN bool staged() const {
+    const offset_t s1 = this->calc_->stride[1][ARG], s0 = this->calc_->stride[0][ARG];
+    return this->template cls<ARG>() == STRIDED && (s1 == 1 || s1 == -1) && (s0 > 1 || s0 < -1);
+  }
+
+  // A staged operand of T goes through the buffer in P passes of RP rows; a column of a pass is
+  // LD elements apart (one of padding).  Between memory and the buffer, thread x moves its part
+  // of a pass: with vector accesses (V rows each) where the operand's rows ascend (stride 1) and
+  // its chunks align (tile row (x % RV) * V .., columns x / RV + k * CV, k < PV: a warp's lanes on
+  // consecutive chunks of a column), else element by element (tile row x % RP, columns
+  // x / RP + k * CS, k < PER: a warp's lanes on consecutive rows).  Either way coalesced.
+  template <typename T> struct Pass {
+    static constexpr int P = ((int)(TILE_ROWS * TILE_COLS * sizeof(T)) + SHARED_DATA - 1) / SHARED_DATA;
+    static constexpr int RP = TILE_ROWS / P, LD = RP + 1, CS = BLOCK / RP, PER = TILE_COLS / CS;
+    static constexpr int V0 = 16 / (int)sizeof(T) < RP * TILE_COLS / BLOCK ? 16 / (int)sizeof(T)
+                                                                             : RP * TILE_COLS / BLOCK;
+    static constexpr int V = V0 > 0 ? V0 : 1, RV = RP / V, CV = BLOCK / RV, PV = TILE_COLS / CV;
+    static_assert(TILE_ROWS % P == 0 && BLOCK % RP == 0 && TILE_COLS % CS == 0, "EPT, sizeof(T): powers of 2");
+    static_assert(BLOCK % RV == 0 && TILE_COLS % CV == 0 && PV >= 1, "EPT, sizeof(T): powers of 2");
+    static_assert(TILE_COLS * LD * (int)sizeof(T) <= SHARED_BYTES, "a pass fits the buffer");
+  };
+
+  // Operand ARG's element offset at tile element (r, c).
+  template <int ARG> GB_FN offset_t at(int r, int c) const {
+    const OffsetCalc<NARGS, index_t>& calc = *this->calc_;
+    return this->cur[ARG] + (offset_t)(r - row) * calc.stride[1][ARG] + (offset_t)(c - col) * calc.stride[0][ARG];
+  }
+
+  // Element or vector `x` of the operand moved to (TO_SHARED) or from the buffer element `s`
+  // (N elements, consecutive rows of one column).
+  template <bool TO_SHARED, typename X, typename T> GB_FN static void swap_in(X* g, T* s, const T* p) {
+    constexpr int N = sizeof(X) / sizeof(T);
+    if constexpr (TO_SHARED) {
+      const X x = *GB_PTR(g, p, false);
+      const T* e = reinterpret_cast<const T*>(&x);
+#pragma unroll
+      for (int j = 0; j < N; ++j) *GB_SMEM(s + j, shared_tile, SHARED_BYTES, true) = e[j];
+    } else {
+      X x;
+      T* e = reinterpret_cast<T*>(&x);
+#pragma unroll
+      for (int j = 0; j < N; ++j) e[j] = *GB_SMEM(s + j, shared_tile, SHARED_BYTES, false);
+      *GB_PTR(g, p, true) = x;
+    }
+  }
+
+  // This thread's part of moving pass `pass` of operand ARG (elements T at p) between memory
+  // and the buffer sm: to the buffer (TO_SHARED) or from it.
+  template <int ARG, bool TO_SHARED, typename T> GB_FN void move(T* p, T* sm, int pass) const {
+    typedef Pass<T> S;
+    const OffsetCalc<NARGS, index_t>& calc = *this->calc_;
+    const offset_t s0 = calc.stride[0][ARG];
+    T* const origin = p + at<ARG>(pass * S::RP, 0);
+    if (S::V > 1 && calc.stride[1][ARG] == 1 && s0 % S::V == 0 &&
+        (unsigned long long)origin % (unsigned long long)(S::V * sizeof(T)) == 0) {
+      const int r = (int)threadIdx.x % S::RV * S::V, c = (int)threadIdx.x / S::RV;
+      Vec<T, S::V>* q = reinterpret_cast<Vec<T, S::V>*>(origin + r + (offset_t)c * s0);
+      const offset_t step = (offset_t)S::CV * s0 / S::V;
+      const int left = rows - pass * S::RP - r;    // rows of the chunk in the tile
+#pragma unroll
+      for (int k = 0; k < S::PV; ++k) {
+        T* s = sm + (c + k * S::CV) * S::LD + r;
+        if (c + k * S::CV >= cols || left <= 0) continue;
+        if (left >= S::V) {
+          swap_in<TO_SHARED>(q + k * step, s, p);
+        } else {
+#pragma unroll 1
+          for (int j = 0; j < left; ++j) swap_in<TO_SHARED>(reinterpret_cast<T*>(q + k * step) + j, s + j, p);
+        }
+      }
+    } else {
+      const int r = (int)threadIdx.x % S::RP, c = (int)threadIdx.x / S::RP;
+      if (pass * S::RP + r >= rows) return;
+      T* q = origin + (offset_t)r * calc.stride[1][ARG] + (offset_t)c * s0;
+      const offset_t step = (offset_t)S::CS * s0;
+#pragma unroll 1
+      for (int k = 0; k < S::PER; ++k)
+        if (c + k * S::CS < cols) swap_in<TO_SHARED>(q + k * step, sm + (c + k * S::CS) * S::LD + r, p);
+    }
+  }
+
+  // This thread's elements of pass `pass`, in output order, from or to the buffer.
+  template <bool TO_SHARED, typename T> GB_FN void mine(T* sm, int pass, T* v) const {
+    typedef Pass<T> S;
+    if (row / S::RP != pass) return;
+    T* s = sm + col * S::LD + row % S::RP;
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) {
+      if constexpr (TO_SHARED) {
+        if (k < this->t.count) *GB_SMEM(s + k * S::LD, shared_tile, SHARED_BYTES, true) = v[k];
+      } else {
+        v[k] = k < this->t.count ? *GB_SMEM(s + k * S::LD, shared_tile, SHARED_BYTES, false) : T();
+      }
+    }
+  }
+
+  template <int ARG, typename T> GB_FN void load(T (&v)[EPT]) const {
+    if (!staged<ARG>()) return Base::template load<ARG>(v);
+    T* p = const_cast<T*>(reinterpret_cast<const T*>(this->h.ptr[ARG]));
+    T* sm = reinterpret_cast<T*>(shared_tile);
+#pragma unroll
+    for (int pass = 0; pass < Pass<T>::P; ++pass) {
+      __syncthreads();                              // the buffer's readers are done with it
+      GB_SMEM_DEAD(shared_tile, SHARED_BYTES);
+      move<ARG, true>(p, sm, pass);
+      __syncthreads();
+      mine<false>(sm, pass, v);
+    }
+  }
+
+  template <typename T> GB_FN void store(const T (&v)[EPT]) const {
+    if (!staged<0>()) return Base::store(v);
+    T* p = reinterpret_cast<T*>(this->h.ptr[0]);
+    T* sm = reinterpret_cast<T*>(shared_tile);
+#pragma unroll
+    for (int pass = 0; pass < Pass<T>::P; ++pass) {
+      __syncthreads();
+      GB_SMEM_DEAD(shared_tile, SHARED_BYTES);
+      mine<true>(sm, pass, const_cast<T*>(v));
+      __syncthreads();
+      move<0, false>(p, sm, pass);
+    }
+  }
+};
+
+// SHARED_TILES: tile (outer o, row block rb, column block cb) of the two innermost dims (n1 rows
+// of n0), TILE_ROWS x TILE_COLS; thread x takes row x / (TILE_COLS / EPT), columns
+// x % (TILE_COLS / EPT) * EPT ...  Every thread runs the body on every tile of its block (a thread
+// with no element in a partial tile too: the barriers in the staged accesses need it).
 template <int NIN, int EPT, typename index_t, typename Calc, typename Body>
-GB_FN void for_each_column_tile(const Head<NIN>& h, const Calc& calc, Body body) {
-  constexpr index_t ROWS = (index_t)(COLUMN_WARPS * EPT);
+GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body) {
+  constexpr int Q = TILE_COLS / EPT, ROWS = TileAccess<NIN, EPT, index_t>::TILE_ROWS;
   const index_t n0 = calc.dim[0].divisor, n1 = calc.dim[1].divisor;
-  const index_t cbs = (n0 + 31) / 32, rbs = (n1 + ROWS - 1) / ROWS;
-  const index_t tiles = (index_t)h.size / (n0 * n1) * rbs * cbs;
-  for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const index_t cb = tile % cbs, rest = tile / cbs, rb = rest % rbs, o = rest / rbs;
-    const index_t col = cb * 32 + (index_t)(threadIdx.x % 32);
-    const index_t row = rb * ROWS + (index_t)(threadIdx.x / 32 * EPT);
-    if (col >= n0 || row >= n1) continue;         // past the last column or row (last blocks only)
+  // tile coordinates in 32 bits (the host: fewer than 2^32 tiles), no 64-bit division per tile
+  const u32 cbs = (u32)((n0 + TILE_COLS - 1) / TILE_COLS), rbs = (u32)((n1 + ROWS - 1) / ROWS);
+  u32 outer = 1;
+#pragma unroll 1
+  for (int d = 2; d < calc.ndim; ++d) outer *= (u32)calc.dim[d].divisor;
+  const u32 tiles = outer * rbs * cbs;
+  const int row = (int)threadIdx.x / Q, col = (int)threadIdx.x % Q * EPT;
+  for (u32 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const u32 cb = tile % cbs, rest = tile / cbs, rb = rest % rbs, o = rest / rbs;
+    const index_t r0 = (index_t)rb * (index_t)ROWS, c0 = (index_t)cb * (index_t)TILE_COLS;
+    const int rows = n1 - r0 < (index_t)ROWS ? (int)(n1 - r0) : ROWS;
+    const int cols = n0 - c0 < (index_t)TILE_COLS ? (int)(n0 - c0) : TILE_COLS;
     Tile<EPT, index_t> t;
-    t.first = (o * n1 + row) * n0 + col;
-    t.step = n0;
-    t.count = n1 - row >= (index_t)EPT ? EPT : (int)(n1 - row);
-    Access<NIN, EPT, index_t, true> acc(h, t, false);
-    acc.sd = 1;
-    acc.compute_offsets(calc);
-    body(acc);
+    t.first = ((index_t)o * n1 + r0) * n0 + c0;
+    t.step = 1;
+    t.count = row < rows && col < cols ? (cols - col < EPT ? cols - col : EPT) : 0;
+    body(TileAccess<NIN, EPT, index_t>(h, calc, t, row, col, rows, cols));
   }
 }
 
 // Run body(access) for every tile this thread takes part in (grid-stride over tiles).
 // `consecutive` must be the same for every thread of the launch (general kernels: true).
-// COLUMNS: the kernel honours COLUMN_TILES (binary, ternary, copy; the variadic kernels do
-// not: the host never sets it for them, and the path would cost them registers).
-template <int NIN, int EPT, typename index_t, bool GENERAL, bool COLUMNS = GENERAL, typename Calc, typename Body>
+// SHARED: the kernel honours SHARED_TILES (binary, ternary, copy, unary; the variadic kernels
+// do not: the host never sets it for them, and the path would cost them registers).  A kernel
+// whose EPT does not divide TILE_COLS takes row tiles under SHARED_TILES too.
+template <int NIN, int EPT, typename index_t, bool GENERAL, bool SHARED = GENERAL, typename Calc, typename Body>
 GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
-  if constexpr (GENERAL && COLUMNS) {
-    if (h.flags & COLUMN_TILES) return for_each_column_tile<NIN, EPT, index_t>(h, calc, body);
+  if constexpr (GENERAL && SHARED && TILE_COLS % EPT == 0) {
+    if (h.flags & SHARED_TILES) return for_each_shared_tile<NIN, EPT, index_t>(h, calc, body);
   }
   const index_t size = (index_t)h.size;
   const index_t tiles = (size + (index_t)(BLOCK * EPT) - 1) / (index_t)(BLOCK * EPT);

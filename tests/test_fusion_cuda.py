@@ -119,9 +119,9 @@ def test_unary_math_variadic_and_casts(cupy, launched):
 
 def test_layouts_and_scalars(cupy, launched):
     x = cupy.asarray(_v((40, 70)))
-    t = cupy.asarray(_v((70, 40))).T                     # transposed: column tiles
+    t = cupy.asarray(_v((70, 40))).T                     # transposed: shared-memory tiles
     _fused_and_unfused(lambda x, t: x * t - t, cupy, launched, x, t)
-    assert _column_tiles(launched[0], 2)
+    assert _shared_tiles(launched[0], 2)
     _fused_and_unfused(lambda x, t: x * t - t, cupy, launched, x[::-2, ::3], t[::-2, ::-3])  # negative strides
     s0 = cupy.asarray(np.float32(2.5))                   # a 0-d device array: SCALAR
     _fused_and_unfused(lambda x, s, h: x * s + h, cupy, launched, x, s0, np.float32(-1.0))  # h: a host VALUE
@@ -133,9 +133,9 @@ def test_layouts_and_scalars(cupy, launched):
     _same(got, _host(deep) * np.float32(2) - np.float32(1))
 
 
-def _column_tiles(lc, nin) -> bool:
+def _shared_tiles(lc, nin) -> bool:
     head = launch.head_size(nin)
-    return bool(int.from_bytes(lc.params[head - 12:head - 8], "little") & launch.COLUMN_TILES)
+    return bool(int.from_bytes(lc.params[head - 12:head - 8], "little") & launch.SHARED_TILES)
 
 
 def test_power_fast_path_follows_the_unfused_chain(cupy, launched):

@@ -4,7 +4,9 @@ Every op x representative dtypes x layouts: contiguous (vector loads), misaligne
 (element path), kernel-argument scalars (Python and 0-d), device scalars (size-1 arrays),
 row / column broadcasts (contiguous and strided operands in one kernel), transposed,
 negative strides, strided output, the 64-bit index path (forced with a small threshold) and
-a 1-block grid (grid-stride loop).  Plus integer edge cases with hand-computed values.
+a 1-block grid (grid-stride loop); transposed operands through shared-memory tiles, also in
+shuffled block and thread orders (barriers and shared accesses checked by the harness).  Plus
+integer edge cases with hand-computed values.
 """
 
 import struct
@@ -21,17 +23,20 @@ from gpubcast.dispatch import apply
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
 
 BE, BE64, BE1 = "cuda-emulated", "cuda-emulated-64", "cuda-emulated-grid1"
+BES = "cuda-emulated-shuffled"      # blocks and threads in a shuffled order (1000003: a prime)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def backends():
     emulator = emulate.Emulator(checks.emulation_kernels())
     made = []
-    for name, kw in ((BE, {}), (BE64, {"index64_above": 0}), (BE1, {"grid": 1})):
+    for name, kw in ((BE, {}), (BE64, {"index64_above": 0}), (BE1, {"grid": 1}),
+                     (BES, {"order": (1000003, 5, 77, 200)})):
         be = emulate.EmulatedBackend(emulator, **kw)
         be.name = name
         made.append(be)
-    with emulate.registered(made[0]), emulate.registered(made[1]), emulate.registered(made[2]):
+    with emulate.registered(made[0]), emulate.registered(made[1]), emulate.registered(made[2]), \
+            emulate.registered(made[3]):
         yield {be.name: be for be in made}
 
 
@@ -421,38 +426,82 @@ def test_general_every_rank_layout_and_zero_size(rank, backends):
                   np.dtype(np.float32))
 
 
-def _column_tiles(lc, nin=None) -> bool:
+def _shared_tiles(lc, nin=None) -> bool:
     head = launch.head_size(launch.NIN_OF_FAMILY[lc.family] if nin is None else nin)
-    return bool(struct.unpack_from("<I", lc.params, head - 12)[0] & launch.COLUMN_TILES)
+    return bool(struct.unpack_from("<I", lc.params, head - 12)[0] & launch.SHARED_TILES)
 
 
-@pytest.mark.parametrize("rows, cols, outer", [(32, 32, 1), (45, 77, 1), (100, 33, 1), (40, 300, 3), (129, 257, 2)])
-def test_column_tiles_for_transposed_operands(rows, cols, outer, backends):
-    # a transposed operand (contiguous along the second-innermost dim) takes column tiles: lanes
-    # take columns, each thread steps down EPT rows; partial row and column blocks (of 64 or 32
-    # rows and 32 columns), outer dims, negative strides, the 32/64-bit paths, a 1-block grid
+def _transposed(rng, shape, dtype, flip=False):
+    """Values of ``shape`` stored transposed in its two innermost dims (rows flipped: stride -1)."""
+    a = checks.values(rng, dtype, shape[:-2] + shape[:-3:-1]).swapaxes(-1, -2)
+    return a[..., ::-1, :] if flip else a
+
+
+@pytest.mark.parametrize("rows, cols, outer", [(32, 32, 1), (45, 77, 1), (100, 33, 1), (40, 300, 3), (129, 257, 2),
+                                               (64, 64, 2)])
+def test_shared_tiles_for_transposed_operands(rows, cols, outer, backends):
+    # a transposed operand (contiguous along the second-innermost dim) goes through shared memory
+    # in tiles of 32 columns by 8 x ept rows: partial row and column blocks, outer dims, negative
+    # strides (the element path), odd leading dims (misaligned: the element path), a transposed
+    # output (staged stores), the 32/64-bit paths, a 1-block grid, shuffled block/thread orders
     rng = np.random.default_rng(rows * cols)
-    t = rng.standard_normal((outer, cols, rows)).astype(np.float32).transpose(0, 2, 1)   # (outer, rows, cols)
+    t = _transposed(rng, (outer, rows, cols), np.float32)
     x = rng.standard_normal((outer, rows, cols)).astype(np.float32)
     row = rng.standard_normal((cols,)).astype(np.float32)[::-1]
     cond = rng.random((rows, cols)) < 0.5
-    ti = rng.integers(-99, 99, (outer, cols, rows), dtype=np.int8).transpose(0, 2, 1)[:, ::-1]
-    for be in (BE, BE64, BE1):
+    ti = _transposed(rng, (outer, rows, cols), np.int8, flip=True)
+    for be in (BE, BE64, BE1, BES):
         first = len(backends[be].launches)
-        assert np.array_equal(gb.add(t, x, backend=be), t + x)
-        assert np.array_equal(gb.add(t, row, backend=be), t + row)
-        assert np.array_equal(gb.where(cond, t, x, backend=be), np.where(cond, t, x))
-        assert np.array_equal(gb.broadcast_to(t, (2, outer, rows, cols), backend=be),
-                              np.broadcast_to(t, (2, outer, rows, cols)))
+        f4 = np.dtype(np.float32)
+        _same("add", gb.add(t, x, backend=be), t + x, f4)
+        _same("add", gb.add(t, row, backend=be), t + row, f4)
+        _same("where", gb.where(cond, t, x, backend=be), np.where(cond, t, x), f4)
+        _same("copy", gb.broadcast_to(t, (2, outer, rows, cols), backend=be), np.broadcast_to(t, (2, outer, rows, cols)),
+              f4)
         assert np.array_equal(gb.subtract(ti, ti[..., ::-1, :], backend=be), ti - ti[..., ::-1, :])
+        out = np.full((outer, cols, rows), np.nan, np.float32).swapaxes(-1, -2)     # a transposed output
+        gb.multiply(x, row, out=out, backend=be)
+        _same("multiply", out, x * row, f4)
         launched = backends[be].launches[first:]
-        assert len(launched) == 5 and all(_column_tiles(lc) for lc in launched), [lc.name for lc in launched]
-        if be == BE:   # one block per tile of 32 columns by 8 warps x ept rows
+        assert len(launched) == 6 and all(_shared_tiles(lc) for lc in launched), [lc.name for lc in launched]
+        if be == BE:   # one block per tile of 32 columns by 8 x ept rows
             tiles = [outer * -(-rows // (8 * lc.ept)) * -(-cols // 32) for lc in launched]
             assert [lc.grid for lc in launched] == tiles[:3] + [2 * tiles[3]] + tiles[4:]
 
 
-def test_row_tiles_where_columns_do_not_pay(backends):
+@pytest.mark.parametrize("dtype", checks.EMULATION_DTYPES, ids=str)
+def test_shared_tiles_every_element_size(dtype, backends):
+    # 1..16-byte elements: vector staging (2..8 rows a chunk), the element path, and several
+    # passes through the buffer (16-byte elements at 4 per thread: 2 passes); ternary and copy
+    rng = np.random.default_rng(7)
+    for shape in ((2, 70, 45), (1, 64, 64), (3, 33, 130)):
+        t = _transposed(rng, shape, dtype)
+        x = checks.values(rng, dtype, shape)
+        flipped = _transposed(rng, shape, dtype, flip=True)
+        cond = _transposed(rng, shape, np.bool_)
+        for be in (BE, BE64, BE1, BES):
+            first = len(backends[be].launches)
+            _same("where", gb.where(cond, t, x, backend=be), np.where(cond, t, x), dtype)
+            _same("where", gb.where(cond, flipped, t, backend=be), np.where(cond, flipped, t), dtype)
+            _same("copy", gb.broadcast_to(t, (2, *shape), backend=be), np.broadcast_to(t, (2, *shape)), dtype)
+            out = np.empty(shape[:-2] + shape[:-3:-1], dtype).swapaxes(-1, -2)
+            gb.broadcast_to(x, shape, out=out, backend=be)                       # staged stores
+            _same("copy", out, x, dtype)
+            assert all(_shared_tiles(lc) for lc in backends[be].launches[first:])
+
+
+def test_shared_tiles_with_many_operands(backends):
+    # every input transposed and the output too: one operand at a time through the one buffer
+    rng = np.random.default_rng(17)
+    shape = (2, 50, 70)
+    cond, x, y = (_transposed(rng, shape, t) for t in (np.bool_, np.float64, np.float64))
+    for be in (BE, BE64, BES):
+        out = np.empty((2, 70, 50)).swapaxes(-1, -2)
+        gb.where(cond, x, y, out=out, backend=be)
+        _same("where", out, np.where(cond, x, y), np.dtype(np.float64))
+
+
+def test_row_tiles_where_shared_tiles_do_not_pay(backends):
     # fewer columns or rows than a warp's width, or no operand contiguous along the
     # second-innermost dim: row tiles
     rng = np.random.default_rng(3)
@@ -463,13 +512,17 @@ def test_row_tiles_where_columns_do_not_pay(backends):
         assert np.array_equal(gb.add(t, x, backend=BE), t + x)
     a = rng.standard_normal((40, 64)).astype(np.float32)[:, ::2]               # innermost stride 2, no column
     assert np.array_equal(gb.add(a, a[::-1], backend=BE), a + a[::-1])
-    assert not any(_column_tiles(lc) for lc in backends[BE].launches[first:])
+    assert not any(_shared_tiles(lc) for lc in backends[BE].launches[first:])
+    transposed = [(4096, 64, 1), (4096, 1, 64)]                   # output, a transposed input
+    assert launch.shared_tiles((2**31 - 1, 64, 64), transposed, 8)
+    assert not launch.shared_tiles((2**31, 64, 64), transposed, 8)   # 2**32 tiles: 32-bit tile indices
+    assert not launch.shared_tiles((64, 64), [(64, 1), (1, 64)], 3)  # ept not dividing 32
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "broadcast", "transposed", "strided", "rank 6"])
 def test_fused_kernels_on_every_index_path(layout, backends):
     """gpubcast.fuse's generated kernels (gpubcast.cuda.fused) on the 32-bit, 64-bit and 1-block paths,
-    column tiles included, against the fused Numba pass."""
+    shared-memory tiles included, against the fused Numba pass."""
     rng = np.random.default_rng(8)
     v = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
     x, y = {"contiguous": (v(70, 50), v(70, 50)), "broadcast": (v(70, 1), v(50)),
@@ -486,6 +539,6 @@ def test_fused_kernels_on_every_index_path(layout, backends):
             assert "::fused_contig<" in lc.name
         else:
             assert lc.name.endswith("gb::u64>" if be == BE64 else "gb::u32>"), lc.name
-        assert _column_tiles(lc, 2) == (layout == "transposed") or layout == "contiguous"
+        assert _shared_tiles(lc, 2) == (layout == "transposed") or layout == "contiguous"
         np.testing.assert_allclose(got, want, rtol=4 * np.finfo(np.float32).eps)   # tanh: CUDA's vs Numba's
 

@@ -37,8 +37,9 @@ def test_kernel_choice_follows_the_plan():
     assert model.predict("same").kernel == "add f32 contig" and model.predict("same").classes == "CCC"
     assert model.predict("scalar").classes == "CCS"           # a device element: one load per tile
     assert model.predict("rank6").rank == 6 and model.predict("rank6").kernel == "add f32 general32"
-    assert model.predict("transposed").columns and not model.predict("row").columns
+    assert model.predict("transposed").shared and not model.predict("row").shared
     assert model.predict("transposed").l2_bytes == model.predict("transposed").dram_bytes   # no sector waste
+    assert model.predict("transposed").smem_bytes == 8 and model.predict("row").smem_bytes == 0  # in and out
     assert model.predict("sum4").kernel.startswith("sum 4x f32 general")
     assert model.predict("expand").kernel.startswith("copy 4 B general")
 
@@ -65,22 +66,25 @@ def test_rank6_runs_at_most_40_instructions_per_element():
 
 
 @needs_tools
-def test_column_loop_is_the_column_tiles_loop():
-    # the row tiles' loop (the steady loop) holds the vector path; the column tiles' loop has
-    # element accesses only
+def test_shared_loop_is_the_shared_tiles_loop():
+    # the row tiles' loop (the steady loop) holds no barrier; the shared tiles' loop holds the
+    # barriers and vector accesses on both sides (output and staged operand); a contiguous
+    # kernel has no shared loop
     k = next(k for k in res.hot() if k.label == "add f32 general32")
     r = res.measure(k, "sm_90")
     instrs, labels, _ = res.sass_of(k, "sm_90")
-    start, end = res.column_loop(instrs, labels)
+    start, end = res.shared_loop(instrs, labels)
 
     def inside(a, b):
-        return {i.opcode for i in instrs if a <= i.addr <= b and i.opcode.startswith(("LDG", "STG"))}
+        return {i.opcode for i in instrs if a <= i.addr <= b and i.opcode.startswith(("LDG", "STG", "BAR"))}
 
     assert end < r.loop.start or start > r.loop.end
-    assert "STG.E.128" in inside(r.loop.start, r.loop.end)
-    assert inside(start, end) and not any(op.endswith(".128") for op in inside(start, end))
+    assert "STG.E.128" in inside(r.loop.start, r.loop.end) and "BAR.SYNC.DEFER_BLOCKING" not in inside(r.loop.start, r.loop.end)
+    assert {"LDG.E.128", "STG.E.128", "BAR.SYNC.DEFER_BLOCKING"} <= inside(start, end)
+    assert r.shared == 8192 + 32 * 16
     contig = next(k for k in res.hot() if k.label == "add f32 contig")
-    assert res.column_loop(*res.sass_of(contig, "sm_90")[:2]) is None
+    assert res.shared_loop(*res.sass_of(contig, "sm_90")[:2]) is None
+    assert res.measure(contig, "sm_90").shared == 0
 
 
 def test_model_arithmetic():

@@ -98,10 +98,11 @@ def test_runtime_kernels_compiled_after_a_fast_compile_are_those_of_a_fresh_proc
     assert res._run_tool("nvdisasm", ["-c", "-ndf"], binary) == res.listings(k.family, k.name, "sm_90")[4]
 
 
+@pytest.mark.parametrize("leaves", [4, 15])
 @needs_tools
-def test_fused_kernels_of_many_leaves_do_not_spill():
-    # a tile's loads all issue before compute: with 30 leaves the elements per thread drop to 1 (such
-    # a chain runs op by op today, fused.MAX_LEAVES; the rule holds for any count)
+def test_fused_kernels_of_many_leaves_do_not_spill(leaves):
+    # a tile's loads all issue before compute: elements per thread drop as leaves grow (fused.LOADED_BYTES,
+    # half on the 64-bit path), registers are capped at 64 (128 for 64-bit offsets of > 12 leaves)
     import numpy as np
 
     import gpubcast as gb
@@ -112,12 +113,13 @@ def test_fused_kernels_of_many_leaves_do_not_spill():
         for x in xs[1:]:
             acc = acc * 1.5 + x
         return acc
-    [program] = gb.fuse(chain)._trace([np.ones((3, 4), np.float32)] * 30).programs
+    [program] = gb.fuse(chain)._trace([np.ones((3, 4), np.float32)] * leaves).programs
     k = fused.kernel(program, np.dtype(np.float32))
-    assert (k.contig_ept, k.general_ept) == (1, 1)
-    for bits in (None, 32):
-        r = res.measure(res.Hot("30 leaves", k.family, k.name(bits), k.ept(bits), True, bits is None), "sm_90")
-        assert (r.spill_stores, r.spill_loads, r.local) == (0, 0, 0) and r.occupancy >= 0.5, r
+    assert (k.contig_ept, k.general_ept, k.general64_ept) == {4: (4, 8, 4), 15: (2, 2, 1)}[leaves]
+    for bits in (None, 32, 64):
+        r = res.measure(res.Hot(f"{leaves} leaves", k.family, k.name(bits), k.ept(bits), True, bits is None), "sm_90")
+        assert (r.spill_stores, r.spill_loads, r.local) == (0, 0, 0), r
+        assert r.occupancy >= (0.25 if bits == 64 and leaves > 12 else 0.5), r
 
 
 @needs_tools

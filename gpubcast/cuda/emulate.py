@@ -4,11 +4,27 @@ the CPU over NumPy memory.
 The same inlined source NVRTC compiles is built with g++ against the CUDA headers
 (``sources.host_include_dirs``): ``__global__`` and friends expand to nothing (CUDA's own
 host_defines.h), ``threadIdx / blockIdx / blockDim / gridDim`` are thread-local ``dim3``
-variables, and a loop over the launch grid calls the kernel once per (block, thread).
-Launches come from ``gpubcast.cuda.launch`` exactly as the CUDA backend's do, with host
-pointers in place of device pointers.  So the vector path, the scalar kernel arguments, the
-strided path, magic division and the 64-bit path all run here as they will on a GPU
-(warps, memory ordering and NVRTC's optimiser excepted).
+variables, and a loop over the launch grid runs each block's threads as cooperative fibers
+(one stack each, started once per OS thread and reused, switched with ``_setjmp/_longjmp``:
+about 40 ns a thread here for a kernel without barriers).  ``__syncthreads()`` parks a thread
+until every thread of its block has parked or exited; ``__shared__`` variables are
+``static thread_local``, one per block (a block runs on one OS thread at a time).  Launches come
+from ``gpubcast.cuda.launch`` exactly as the CUDA backend's do, with host pointers in place of
+device pointers.  So the vector path, the scalar kernel arguments, the strided path, magic
+division, the 64-bit path and the shared-memory tiles all run here as they will on a GPU.
+
+Checked per launch (``Check``; the first fault is kept, ``FAULTS`` names them): global accesses
+against allocation ranges (``GB_PTR``, when ranges are given: the virtual device); barrier
+divergence (a thread exits while others wait at a barrier, or threads wait at different
+``__syncthreads()`` calls: a hang or undefined behaviour on a GPU; the barrier is released
+anyway so that the launch finishes); and shared-memory accesses made through ``GB_SMEM``
+(kernels/indexing.cuh: every one of gpubcast's): in its buffer, no two threads touching a byte
+in one barrier interval with one of them writing (a race: on a GPU their order is undefined),
+no read of a byte not written since the block began or the kernel declared the buffer dead
+(``GB_SMEM_DEAD``).  What it cannot see: warps (no warp-synchronous behaviour, shuffles or
+votes are emulated; a kernel relying on lockstep within a warp is a race here), races on shared
+memory accessed without ``GB_SMEM`` or on global memory, memory ordering and fences, dynamic
+(``extern``) shared memory, NVRTC's optimiser (the host build is g++ -O0) and timing.
 
 Shared libraries are kept in ``gpubcast.cache`` (kind ``emulation``), named by a hash of the
 translation unit (source and instantiations), the compiler (path and ``--version``), its flags and
@@ -40,23 +56,48 @@ CXX_FLAGS = ("-std=c++17", "-O0", "-fPIC", "-shared", "-ffp-contract=off", "-fno
 
 _PRELUDE = """\
 // gpubcast host emulation harness (generated): the kernels of {family}.cu as host C++
+// __shared__ before CUDA's host_defines.h (which keeps a definition made outside __CUDACC__): one
+// variable per OS thread, which runs one block at a time, so one per block, shared by its fibers.
+#define __shared__ static thread_local
 #include <vector_types.h>
 #include <string.h>
+#include <stdlib.h>
+#include <setjmp.h>
+#include <ucontext.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #define __launch_bounds__(...)
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 
-// Access checking (kernels/indexing.cuh GB_PTR): with a gb_check_t set for the launch, every
-// global access must lie inside the allocation its operand's pointer points into and be aligned
-// to its type; a faulting access is recorded and redirected to scratch memory.
+// Checks.  With a gb_check_t set for the launch: (memory, unless memory_off) every global access
+// (kernels/indexing.cuh GB_PTR) must lie inside the allocation its operand's pointer points into
+// and be aligned to its type; every shared access (GB_SMEM) must lie in its buffer and not race
+// with another thread's in the same barrier interval; every __syncthreads() must be reached by
+// every thread of the block, at the same call.  The first fault is recorded; a faulting access is
+// redirected to scratch memory.
 struct gb_check_t {{
   const unsigned long long* ranges;   // sorted [begin, end) pairs of live allocations
   unsigned long long nranges;
-  unsigned long long faults;          // number of faulting accesses
-  unsigned long long kind;            // first fault: 1 outside, 2 misaligned, 3 base in no allocation
+  unsigned long long faults;          // number of faults
+  unsigned long long kind;            // first fault (emulate.FAULTS): 1 outside, 2 misaligned, 3 base in no
+                                      // allocation, 4 exit at a barrier, 5 different barriers, 6 shared
+                                      // race, 7 shared read unwritten, 8 shared outside its buffer
   unsigned long long addr, bytes, align, base, is_write, block, thread;
+  unsigned long long memory_off;      // in: 1 = no global-memory checks (no allocation ranges)
+  unsigned long long other;           // kinds 4-6: the other thread
 }};
 static thread_local gb_check_t* gb_check_state = 0;
 alignas(64) static thread_local unsigned char gb_scratch[64];
+
+static void gb_fault(unsigned long long kind, unsigned long long addr, unsigned long long bytes,
+                     unsigned long long align, unsigned long long base, bool is_write, unsigned thread,
+                     unsigned long long other) {{
+  gb_check_t* c = gb_check_state;
+  if (c->faults++ == 0) {{
+    c->kind = kind; c->addr = addr; c->bytes = bytes; c->align = align; c->base = base;
+    c->is_write = is_write; c->block = blockIdx.x; c->thread = thread; c->other = other;
+  }}
+}}
 
 static const unsigned long long* gb_range_of(unsigned long long a) {{
   const gb_check_t* c = gb_check_state;
@@ -79,41 +120,200 @@ static bool gb_access_ok(const void* p, unsigned long long bytes, unsigned long 
   else if (a < r[0] || a + bytes > r[1]) kind = 1;
   else if (a % align) kind = 2;
   if (!kind) return true;
-  gb_check_t* c = gb_check_state;
-  if (c->faults++ == 0) {{
-    c->kind = kind; c->addr = a; c->bytes = bytes; c->align = align;
-    c->base = (unsigned long long)base; c->is_write = is_write;
-    c->block = blockIdx.x; c->thread = threadIdx.x;
-  }}
+  gb_fault(kind, a, bytes, align, (unsigned long long)base, is_write, threadIdx.x, 0);
   return false;
 }}
 
 template <typename P> static P gb_checked(P p, const void* base, bool is_write) {{
-  if (!gb_check_state || gb_access_ok((const void*)p, sizeof(*p), alignof(decltype(*p)), base, is_write))
+  if (!gb_check_state || gb_check_state->memory_off ||
+      gb_access_ok((const void*)p, sizeof(*p), alignof(decltype(*p)), base, is_write))
     return p;
   return (P)(void*)gb_scratch;
 }}
 #define GB_PTR(p, base, is_write) gb_checked((p), (const void*)(base), (is_write))
+
+// ---- a block's threads as fibers -----------------------------------------------------------
+// Each thread of a block runs on its own stack (ucontext, started once per OS thread and stack,
+// switched with _setjmp/_longjmp: no system call per switch).  __syncthreads() parks the thread;
+// when every thread of the block has parked or exited, the barrier is released (a fault when some
+// exited or they parked at different calls), the next barrier interval begins, and the parked
+// threads resume in the launch's thread order.
+enum {{ GB_READY = 0, GB_WAITING = 1, GB_DONE = 2 }};
+struct gb_fiber_t {{ jmp_buf jb; unsigned tid; int state; void* site; }};
+struct gb_sched_t {{
+  jmp_buf main;                       // the scheduler, while a fiber runs
+  gb_fiber_t* fibers = 0;             // one per thread of a block, in visiting order
+  unsigned nfibers = 0;
+  char* stacks = 0;
+  gb_fiber_t* cur = 0;
+  void (*call)(const void*) = 0;      // runs the kernel as thread threadIdx
+  const void* arg = 0;
+  unsigned long long gen = 1;         // barrier intervals begun on this OS thread (blocks and barriers)
+  unsigned long long block_gen = 1;   // gen at the current block's start
+  ~gb_sched_t() {{ if (stacks) munmap(stacks, (size_t)nfibers * GB_STACK); delete[] fibers; }}
+  static constexpr size_t GB_STACK = 256 * 1024;   // per thread; its lowest page a guard
+}};
+static thread_local gb_sched_t gb_sched;
+
+static void gb_fiber_main() {{
+  gb_sched_t& s = gb_sched;
+  gb_fiber_t* f = s.cur;
+  for (;;) {{
+    if (!_setjmp(f->jb)) _longjmp(s.main, 1);   // parked until it runs a thread
+    s.call(s.arg);
+    f->state = GB_DONE;
+  }}
+}}
+
+static bool gb_fibers(unsigned n) {{                // at least n fibers started on this OS thread
+  gb_sched_t& s = gb_sched;
+  if (n <= s.nfibers) return true;
+  if (s.stacks) munmap(s.stacks, (size_t)s.nfibers * gb_sched_t::GB_STACK);
+  delete[] s.fibers;
+  s.stacks = 0; s.fibers = 0; s.nfibers = 0;
+  void* m = mmap(0, (size_t)n * gb_sched_t::GB_STACK, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return false;
+  s.stacks = (char*)m;
+  s.fibers = new gb_fiber_t[n];
+  s.nfibers = n;
+  const long page = sysconf(_SC_PAGESIZE);
+  for (unsigned i = 0; i < n; ++i) {{
+    char* stack = s.stacks + (size_t)i * gb_sched_t::GB_STACK;
+    mprotect(stack, page, PROT_NONE);
+    ucontext_t uc, back;
+    getcontext(&uc);
+    uc.uc_stack.ss_sp = stack;
+    uc.uc_stack.ss_size = gb_sched_t::GB_STACK;
+    uc.uc_link = 0;
+    makecontext(&uc, gb_fiber_main, 0);
+    s.cur = &s.fibers[i];
+    if (!_setjmp(s.main)) swapcontext(&back, &uc);   // runs to its first park
+  }}
+  return true;
+}}
+
+__attribute__((noinline)) static void gb_syncthreads() {{
+  gb_sched_t& s = gb_sched;
+  gb_fiber_t* f = s.cur;
+  f->state = GB_WAITING;
+  f->site = __builtin_return_address(0);           // the call: threads must wait at the same one
+  if (!_setjmp(f->jb)) _longjmp(s.main, 1);
+}}
+#define __syncthreads() gb_syncthreads()
+
+// ---- shared memory checks (kernels/indexing.cuh GB_SMEM, GB_SMEM_DEAD) -----------------------
+// Per byte of a shared buffer: the interval and thread of its last write and last read(s).  Two
+// threads touching a byte in one interval, one of them writing, race (on a GPU their order is
+// undefined); a read of a byte not written since the block began, or since the kernel declared
+// the buffer's contents dead (GB_SMEM_DEAD), reads garbage.
+struct gb_shadow_t {{ unsigned long long wgen, rgen; unsigned wtid, rtid; }};
+struct gb_smem_t {{ const unsigned char* base; unsigned long long bytes, dead; gb_shadow_t* shadow; }};
+static thread_local gb_smem_t gb_smem_bufs[16];
+static thread_local unsigned gb_smem_count = 0;
+static const unsigned GB_MANY = 0xffffffffu;         // rtid: more than one reader
+
+static gb_smem_t* gb_smem_buf(const void* base, unsigned long long bytes) {{
+  for (unsigned i = 0; i < gb_smem_count; ++i)
+    if (gb_smem_bufs[i].base == base) return &gb_smem_bufs[i];
+  if (gb_smem_count == 16) return 0;
+  gb_smem_t* b = &gb_smem_bufs[gb_smem_count++];
+  b->base = (const unsigned char*)base; b->bytes = bytes; b->dead = 0;
+  b->shadow = (gb_shadow_t*)calloc(bytes, sizeof(gb_shadow_t));
+  return b;
+}}
+
+template <typename P> static P gb_smem_check(P p, const void* base, unsigned long long bytes, bool is_write) {{
+  if (!gb_check_state) return p;
+  gb_smem_t* b = gb_smem_buf(base, bytes);
+  if (!b || !b->shadow) return p;
+  const gb_sched_t& s = gb_sched;
+  const unsigned tid = threadIdx.x;
+  const unsigned long long n = sizeof(*p), a = (unsigned long long)(const unsigned char*)p;
+  const unsigned long long off = a - (unsigned long long)b->base;
+  if (a < (unsigned long long)b->base || off + n > b->bytes || a % alignof(decltype(*p))) {{
+    gb_fault(8, a, n, alignof(decltype(*p)), (unsigned long long)b->base, is_write, tid, 0);
+    return (P)(void*)gb_scratch;
+  }}
+  const unsigned long long fresh = b->dead > s.block_gen ? b->dead : s.block_gen;
+  for (unsigned long long i = off; i < off + n; ++i) {{
+    gb_shadow_t& e = b->shadow[i];
+    unsigned long long kind = 0, other = 0;
+    if (is_write) {{
+      if (e.wgen == s.gen && e.wtid != tid) kind = 6, other = e.wtid;
+      else if (e.rgen == s.gen && e.rtid != tid) kind = 6, other = e.rtid;
+      e.wgen = s.gen; e.wtid = tid;
+    }} else {{
+      if (e.wgen < fresh) kind = 7;
+      else if (e.wgen == s.gen && e.wtid != tid) kind = 6, other = e.wtid;
+      if (e.rgen == s.gen && e.rtid != tid) e.rtid = GB_MANY;
+      else if (e.rgen != s.gen) e.rgen = s.gen, e.rtid = tid;
+    }}
+    if (kind) {{
+      gb_fault(kind, a, n, alignof(decltype(*p)), (unsigned long long)b->base, is_write, tid, other);
+      break;
+    }}
+  }}
+  return p;
+}}
+
+static void gb_smem_dead(const void* base, unsigned long long bytes) {{
+  if (!gb_check_state) return;
+  gb_smem_t* b = gb_smem_buf(base, bytes);
+  if (b) b->dead = gb_sched.gen;                   // writes from here on (this interval) count
+}}
+#define GB_SMEM(p, base, bytes, is_write) gb_smem_check((p), (const void*)(base), (bytes), (is_write))
+#define GB_SMEM_DEAD(base, bytes) gb_smem_dead((const void*)(base), (bytes))
 """
 
 _RUNNER = """
 // One launch: blocks in the order b -> (b * bmul + badd) % grid, threads t -> (t * tmul + tadd) % block
-// (permutations when the multipliers are coprime with the counts).
+// (permutations when the multipliers are coprime with the counts), each block's threads as fibers.
 template <typename P> static int gb_run(void (*kernel)(P), const void* params, unsigned long long nbytes,
                                         unsigned grid, unsigned block, unsigned long long bmul,
                                         unsigned long long badd, unsigned tmul, unsigned tadd,
                                         gb_check_t* check) {{
   if (nbytes != sizeof(P)) return -1;
+  gb_sched_t& s = gb_sched;
+  if (!gb_fibers(block)) return -3;
   P p;
   memcpy(&p, params, sizeof(P));
+  struct Call {{
+    void (*kernel)(P);
+    const P* p;
+    static void run(const void* c) {{ ((const Call*)c)->kernel(*((const Call*)c)->p); }}
+  }} call = {{kernel, &p}};
+  s.call = &Call::run;
+  s.arg = &call;
   gridDim = dim3(grid, 1, 1);
   blockDim = dim3(block, 1, 1);
   gb_check_state = check;
   for (unsigned long long b = 0; b < grid; ++b) {{
     blockIdx = dim3((unsigned)((b * bmul + badd) % grid), 1, 1);
+    s.block_gen = ++s.gen;
     for (unsigned t = 0; t < block; ++t) {{
-      threadIdx = dim3((unsigned)(((unsigned long long)t * tmul + tadd) % block), 1, 1);
-      kernel(p);
+      s.fibers[t].tid = (unsigned)(((unsigned long long)t * tmul + tadd) % block);
+      s.fibers[t].state = GB_READY;
+    }}
+    for (;;) {{                                     // one barrier interval per pass
+      gb_fiber_t *waiting = 0, *done = 0, *elsewhere = 0;
+      for (unsigned t = 0; t < block; ++t) {{
+        gb_fiber_t* f = &s.fibers[t];
+        if (f->state == GB_READY) {{
+          threadIdx = dim3(f->tid, 1, 1);
+          s.cur = f;
+          if (!_setjmp(s.main)) _longjmp(f->jb, 1);
+        }}
+        if (f->state == GB_DONE) done = f;
+        else if (!waiting) waiting = f;
+        else if (f->site != waiting->site) elsewhere = f;
+      }}
+      if (!waiting) break;                          // every thread exited
+      if (check && done) gb_fault(4, 0, 0, 0, 0, false, done->tid, waiting->tid);
+      else if (check && elsewhere) gb_fault(5, 0, 0, 0, 0, false, elsewhere->tid, waiting->tid);
+      ++s.gen;                                      // released (after a fault too: the launch runs on)
+      for (unsigned t = 0; t < block; ++t)
+        if (s.fibers[t].state == GB_WAITING) s.fibers[t].state = GB_READY;
     }}
   }}
   gb_check_state = 0;
@@ -275,27 +475,67 @@ class Emulator:
         except KeyError:
             raise KeyError(f"kernel {name} is not in this emulation build; build the Emulator with it") from None
 
-    def run(self, lc: launch.Launch, grid: int | None = None) -> None:
-        """Execute one launch (``grid`` overrides the launch's block count: any >= 1 is valid)."""
-        self.run_raw(lc.name, lc.params, grid or lc.grid)
+    def run(self, lc: launch.Launch, grid: int | None = None, order: tuple = (1, 0, 1, 0)) -> None:
+        """Execute one launch (``grid`` overrides the launch's block count: any >= 1 is valid;
+        ``order`` as in ``run_raw``)."""
+        self.run_raw(lc.name, lc.params, grid or lc.grid, order=order)
 
     def run_raw(self, name: str, params: bytes, grid: int, block: int = launch.BLOCK,
                 order: tuple = (1, 0, 1, 0), check: "Check | None" = None) -> None:
         """Run kernel ``name`` on argument bytes ``params`` with ``grid`` blocks of ``block`` threads,
         blocks and threads visited in the order ``order`` = (bmul, badd, tmul, tadd) gives (block b
-        runs as (b * bmul + badd) % grid, likewise threads), accesses checked against ``check``."""
-        rc = self._entry(name)[0](params, len(params), grid, block, *order,
-                                  ctypes.byref(check) if check is not None else None)
-        if rc:
+        runs as (b * bmul + badd) % grid, likewise threads).  With ``check``, every global access is
+        checked against its allocation ranges (unless ``check.memory_off``) and the first fault of
+        any kind is left in it for the caller; without, barriers and shared memory are checked and
+        a fault raises ``Fault``."""
+        mine = check is None
+        if mine:
+            check = Check(memory_off=1)
+        rc = self._entry(name)[0](params, len(params), grid, block, *order, ctypes.byref(check))
+        if rc == -1:
             raise RuntimeError(f"{name}: argument of {len(params)} bytes, the kernel takes "
                                f"{self.param_size(name)}")
+        if rc:
+            raise RuntimeError(f"{name}: no memory for the stacks of {block} emulated threads")
+        if mine and check.faults:
+            raise Fault(f"{name}: {describe(check)}")
+
+
+class Fault(RuntimeError):
+    """What a GPU would do wrong or leave undefined (a hang, a race) in an emulated launch."""
+
+
+#: gb_check_t::kind
+FAULTS = {1: "outside the allocation of its operand", 2: "misaligned",
+          3: "through an operand pointer in no allocation",
+          4: "barrier divergence: a thread exited while others wait at __syncthreads()",
+          5: "barrier divergence: threads wait at different __syncthreads() calls",
+          6: "shared memory race: two threads access a byte in one barrier interval, one writing",
+          7: "shared memory read of a byte not written since the block began (or since GB_SMEM_DEAD)",
+          8: "shared memory access outside its buffer or misaligned"}
+
+
+def describe(check: "Check") -> str:
+    """The first fault ``check`` recorded, in words, with the count."""
+    k = check.kind
+    if k in (4, 5):
+        what = (f"thread {check.thread} exited while thread {check.other} waits" if k == 4 else
+                f"threads {check.thread} and {check.other} wait at different calls")
+        text = f"{FAULTS[k]} (block {check.block}: {what})"
+    else:
+        access = f"{'write' if check.is_write else 'read'} of {check.bytes} bytes at {check.addr:#x}"
+        space = "shared buffer" if k >= 6 else "operand"
+        what = FAULTS[k] + (f" (needs {check.align} bytes)" if k == 2 else "")
+        other = f" and thread {check.other}" if k == 6 else ""
+        text = f"{access} ({space} {check.base:#x}) by block {check.block}, thread {check.thread}{other}: {what}"
+    return f"{text}; {check.faults} faults in the launch"
 
 
 class Check(ctypes.Structure):
-    """The harness's gb_check_t: allocation ranges in, the first faulting access out."""
+    """The harness's gb_check_t: allocation ranges in, the first fault out."""
     _fields_ = [(f, ctypes.c_void_p if f == "ranges" else ctypes.c_ulonglong)
                 for f in ("ranges", "nranges", "faults", "kind", "addr", "bytes", "align", "base",
-                          "is_write", "block", "thread")]
+                          "is_write", "block", "thread", "memory_off", "other")]
 
 
 class EmulatedBackend(HostArrays):
@@ -308,14 +548,19 @@ class EmulatedBackend(HostArrays):
     ``grid``: launch this many blocks instead of the computed count (grid-stride check).
     ``index64_above``: take the 64-bit index path for outputs larger than this (the real
     threshold is 2**31 elements; a small one runs the 64-bit path on small arrays).
+    ``order``: blocks and threads in this order (``Emulator.run_raw``; a block multiplier
+    coprime with every grid, such as a large prime, makes it a permutation).
+    Barrier divergence and shared-memory races raise ``Fault``.
     """
 
     name = "cuda-emulated"
 
-    def __init__(self, emulator: Emulator, grid: int | None = None, index64_above: int | None = None):
+    def __init__(self, emulator: Emulator, grid: int | None = None, index64_above: int | None = None,
+                 order: tuple = (1, 0, 1, 0)):
         self.emulator = emulator
         self.grid = grid
         self.index64_above = index64_above
+        self.order = order
         self.launches: list[launch.Launch] = []     # every launch made, for tests
 
     def execute(self, op, p, inputs, out):
@@ -324,7 +569,7 @@ class EmulatedBackend(HostArrays):
         operands = [operand(x) for x in inputs]
         for lc in launch.plan_launches(op, p, operands, operand(out, output=True)):
             self.launches.append(lc)
-            self.emulator.run(lc, self.grid)
+            self.emulator.run(lc, self.grid, self.order)
 
     def execute_fused(self, program, p, inputs, out) -> bool:
         """A fused program's generated kernel (``gpubcast.cuda.fused``), as ``CudaBackend.execute_fused``."""

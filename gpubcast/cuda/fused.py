@@ -6,7 +6,7 @@ NVRTC, its cache and the host emulation treat it as ``kernels/*.cu``), named by 
 
     namespace gbf_<hash> {
       struct Body<EPT>       loads every leaf (indexing.cuh's Access: vector, scalar, strided and
-                             column-tile access as in the built-in kernels), then per element
+                             shared-memory tiles as in the built-in kernels), then per element
                              computes each step with the registry op's functor of kernels/*.cu
                              (NumPy's values in the step's loop dtype), converts between steps as
                              ``dispatch`` converts inputs (num::cast), and stores the result;
@@ -16,7 +16,7 @@ NVRTC, its cache and the host emulation treat it as ``kernels/*.cu``), named by 
 
 NIN is the number of leaves; the constants (``Program.constants``) travel in the kernel argument
 after the launch struct, one 16-byte slot each, so a new scalar value of the same trace does not
-recompile.  Launches are ``launch``'s (grid, column tiles, ranks beyond MAX_DIMS, 32/64-bit paths).
+recompile.  Launches are ``launch``'s (grid, shared-memory tiles, ranks beyond MAX_DIMS, 32/64-bit paths).
 
 Values equal the unfused chain on the CUDA backend: the same functors, the same conversions; the
 kernels compile with ``--fmad=false``, so no product is fused into a later step's addition.  An
@@ -51,7 +51,8 @@ class FusedKernels:
     """The kernels of one program (``launch`` reads family, name and ept, like ``catalog.Kernels``)."""
     family: str
     contig_ept: int
-    general_ept: int
+    general_ept: int            # 32-bit indices
+    general64_ept: int          # 64-bit indices
 
     def name(self, index_bits: int | None) -> str:
         if index_bits is None:
@@ -59,7 +60,7 @@ class FusedKernels:
         return f"{self.family}::fused_general<{catalog.INDEX_TYPES[index_bits]}>"
 
     def ept(self, index_bits: int | None) -> int:
-        return self.contig_ept if index_bits is None else self.general_ept
+        return {None: self.contig_ept, 32: self.general_ept, 64: self.general64_ept}[index_bits]
 
     def names(self) -> tuple[str, str, str]:
         return self.name(None), self.name(32), self.name(64)
@@ -138,6 +139,7 @@ def source(program, out_dtype) -> str:
         "using namespace gb;",
         f"constexpr int NIN = {nin};",
         f"constexpr int NCONST = {max(1, len(consts))};",
+        f"constexpr int MIN_BLOCKS64 = {4 if nin <= 12 else 2};   // 64-bit offsets of > 12 leaves: 128 registers",
         "template <int EPT> struct Body {",
         "  const u64 (*c)[2];                 // the constants, 16-byte slots",
         "  template <class Acc> GB_FN void operator()(const Acc& acc) const {",
@@ -155,7 +157,7 @@ def source(program, out_dtype) -> str:
         "struct ContigArgs { Head<NIN> h; u64 c[NCONST][2]; };",
         "template <typename index_t> struct GeneralArgs { General<NIN, index_t> g; u64 c[NCONST][2]; };",
         f"template <typename index_t> constexpr int fused_contig_ept = {ept[0]};",
-        f"template <typename index_t> constexpr int fused_general_ept = {ept[1]};",
+        f"template <typename index_t> constexpr int fused_general_ept = sizeof(index_t) == 4 ? {ept[1]} : {ept[2]};",
         "template <typename index_t>",
         "__global__ void __launch_bounds__(BLOCK) fused_contig(const __grid_constant__ ContigArgs p) {",
         "  constexpr int EPT = fused_contig_ept<index_t>;",
@@ -163,7 +165,8 @@ def source(program, out_dtype) -> str:
         "  for_each_tile<NIN, EPT, u64, false>(p.h, NoCalc(), consecutive, Body<EPT>{p.c});",
         "}",
         "template <typename index_t>",
-        "__global__ void __launch_bounds__(BLOCK) fused_general(const __grid_constant__ GeneralArgs<index_t> p) {",
+        "__global__ void __launch_bounds__(BLOCK, sizeof(index_t) == 4 ? 4 : MIN_BLOCKS64)   // 64 registers: 50 %",
+        "fused_general(const __grid_constant__ GeneralArgs<index_t> p) {",
         "  constexpr int EPT = fused_general_ept<index_t>;",
         "  for_each_tile<NIN, EPT, index_t, true>(p.g.h, p.g.calc, true, Body<EPT>{p.c});",
         "}",
@@ -171,17 +174,19 @@ def source(program, out_dtype) -> str:
     ]) + "\n"
 
 
-def elements_per_thread(program, out_dtype) -> tuple[int, int]:
-    """(contiguous, general) elements per thread: the built-in kernels' (catalog.contig_ept, general_ept),
-    halved while the leaves' elements of a tile pass ``LOADED_BYTES``."""
+def elements_per_thread(program, out_dtype) -> tuple[int, int, int]:
+    """(contiguous, general 32-bit, general 64-bit) elements per thread: the built-in kernels'
+    (catalog.contig_ept, general_ept), halved while the leaves' elements of a tile pass ``LOADED_BYTES``
+    (half of it on the 64-bit path, whose offsets take twice the registers)."""
     sizes = [leaf.dtype.itemsize for leaf, _ in program.leaves] + [np.dtype(out_dtype).itemsize]
     held = sum(sizes[:-1])
     result = []
-    for ept in (catalog.contig_ept(*sizes), catalog.general_ept(*sizes)):
-        while ept > 1 and ept * held > LOADED_BYTES:
+    for ept, budget in ((catalog.contig_ept(*sizes), LOADED_BYTES), (catalog.general_ept(*sizes), LOADED_BYTES),
+                        (catalog.general_ept(*sizes), LOADED_BYTES // 2)):
+        while ept > 1 and ept * held > budget:
             ept //= 2
         result.append(ept)
-    return result[0], result[1]
+    return result[0], result[1], result[2]
 
 
 @functools.lru_cache(maxsize=1024)

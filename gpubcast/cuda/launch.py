@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import struct
 from dataclasses import dataclass
 
@@ -33,9 +34,10 @@ MAX_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
 BLOCK = 256            # kernels/indexing.cuh BLOCK
 MAX_GRID = 2**31 - 1
 CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
-COLUMN_TILES = 1       # Head::flags (kernels/indexing.cuh)
-COLUMN_MIN = 32        # column tiles only with at least a warp's width of columns, and as many rows
-COLUMN_WARPS = BLOCK // 32   # kernels/indexing.cuh COLUMN_WARPS: column tiles are 32 x (COLUMN_WARPS * ept)
+SHARED_TILES = 1       # Head::flags (kernels/indexing.cuh)
+TILE_COLS = 32         # kernels/indexing.cuh TILE_COLS: a shared tile is TILE_COLS x (BLOCK * ept / TILE_COLS)
+SHARED_MIN = 32        # shared tiles only with at least a warp's width of columns, and as many rows
+SHARED_BYTES = 8192 + TILE_COLS * 16   # kernels/indexing.cuh SHARED_BYTES: the buffer, per block
 NIN_OF_FAMILY = {"unary": 1, "binary": 2, "ternary": 3, "variadic": catalog.MAX_VARIADIC, "copy": 1}
 
 
@@ -186,25 +188,39 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     calc = pack_calc(inner, inner_strides, bits)
     calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     size = int(np.prod(inner))
-    columns = kern.family != "variadic" and column_tiles(inner, inner_strides, ept)
-    tiles = size // (inner[-1] * inner[-2]) * -(-inner[-2] // (COLUMN_WARPS * ept)) * -(-inner[-1] // 32) \
-        if columns else 0
-    grid = max(1, min(MAX_GRID, tiles)) if columns else _grid(size, ept)    # column tiles: a block each
-    flags = COLUMN_TILES if columns else 0
+    shared = kern.family != "variadic" and shared_tiles(inner, inner_strides, ept)
+    grid = max(1, min(MAX_GRID, shared_tile_count(inner, ept))) if shared else _grid(size, ept)  # a block a tile
+    flags = SHARED_TILES if shared else 0
     return [_Template(kern.family, name, grid, ept, head, tuple(args),
                       tuple(sum(i * s for i, s in zip(idx, st[:lead])) * isz for st, isz in zip(strides, itemsizes)),
                       size, cls_word, flags, n_used, aux, calc)
             for idx in itertools.product(*(range(d) for d in shape[:lead]))]
 
 
-def column_tiles(shape, strides, ept: int) -> bool:
-    """Whether a general launch takes column tiles (kernels/indexing.cuh COLUMN_TILES): some
-    operand contiguous along the second-innermost coalesced dim and not along the innermost
-    (transposed), and at least ``COLUMN_MIN`` columns and rows (fewer leave most lanes or warps
-    of a tile idle; the variadic kernels never: kernels/indexing.cuh for_each_tile)."""
-    if len(shape) < 2 or shape[-1] < COLUMN_MIN or shape[-2] < COLUMN_MIN:
+def transposed(strides) -> bool:
+    """Whether an operand with these coalesced strides (outermost first) is transposed: |stride|
+    1 along the second-innermost dim, > 1 along the innermost.  Under shared tiles such an
+    operand goes through shared memory (kernels/indexing.cuh TileAccess::staged, the same test)."""
+    return len(strides) >= 2 and abs(strides[-2]) == 1 and abs(strides[-1]) > 1
+
+
+def shared_tiles(shape, strides, ept: int) -> bool:
+    """Whether a general launch takes shared tiles (kernels/indexing.cuh SHARED_TILES): some
+    operand (the output included) transposed, at least ``SHARED_MIN`` columns and rows (fewer
+    leave most lanes or warps of a tile idle), ``ept`` dividing ``TILE_COLS`` (other kernels
+    ignore the flag) and fewer than 2**32 tiles (the kernel's tile indices are 32-bit).  The
+    variadic kernels never take them (kernels/indexing.cuh for_each_tile).  Any element size and any number of operands: the kernel stages one operand at a time through
+    one buffer of ``SHARED_BYTES``, in passes when its tile is larger."""
+    if len(shape) < 2 or shape[-1] < SHARED_MIN or shape[-2] < SHARED_MIN or TILE_COLS % ept:
         return False
-    return any(abs(s[-2]) == 1 and abs(s[-1]) > 1 for s in strides)
+    return any(transposed(s) for s in strides) and shared_tile_count(shape, ept) < 2**32   # u32 tile indices
+
+
+def shared_tile_count(shape, ept: int) -> int:
+    """Tiles of a shared-tile launch over coalesced ``shape``: TILE_COLS columns by
+    BLOCK * ept / TILE_COLS rows of the two innermost dims, for every index of the outer ones."""
+    rows = BLOCK * ept // TILE_COLS
+    return math.prod(shape[:-2]) * -(-shape[-2] // rows) * -(-shape[-1] // TILE_COLS)
 
 
 def _grid(size: int, ept: int) -> int:

@@ -7,21 +7,25 @@ pattern launches (``resources``), the plan the planner makes for the pattern's G
 Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
 
 - The kernel: what ``launch`` would launch for the pattern (contiguous, general32 or general64;
-  one launch; row or column tiles), found among the hot kernels of ``resources``; its operand
+  one launch; row or shared tiles), found among the hot kernels of ``resources``; its operand
   classes and coalesced rank are the plan's.
-- instr/elem: ``resources.access_path`` over the kernel's steady loop (``resources.column_loop``
-  under column tiles) -- the path through one pass that makes exactly the global accesses these
-  operand classes make (a contiguous operand one vector access of up to 16 bytes per VecOf chunk
-  under row tiles, else like a strided one ``ept`` element accesses, a device scalar one, a host
-  value none), with the offset loop over dims counted ``rank - 1`` times -- divided by ``ept``.
-  It assumes each row tile lies within one innermost row (true when the innermost coalesced
-  size is a multiple of ``ept``; ``rows`` says when not).
+- instr/elem: ``resources.access_path`` over the kernel's steady loop (``resources.shared_loop``
+  under shared tiles) -- the path through one pass that makes exactly the global accesses these
+  operand classes make (a contiguous operand one vector access of up to 16 bytes per VecOf chunk,
+  a transposed operand under shared tiles (staged) one vector access per chunk of the rows it
+  moves (kernels/indexing.cuh TileAccess::Pass; element accesses where its rows descend or its
+  column stride is no multiple of the chunk), a strided one ``ept`` element accesses, a device
+  scalar one, a host value none), with the offset loop over dims counted ``rank - 1`` times --
+  divided by ``ept``.  It assumes each row tile lies within one innermost row (true when the
+  innermost coalesced size is a multiple of ``ept``; ``rows`` says when not; shared tiles never
+  cross rows) and aligned vector accesses.
 - DRAM bytes per output element: ``Pattern.traffic`` / elements (each operand's own bytes once,
   the output once: broadcast operands are served by L2).  L2 bytes: a strided operand moves a
-  32-byte sector per element (no reuse in L1; reuse in L2 assumed) when neither the lanes of
-  a warp nor a thread's own elements walk it with stride 0 or +-1 (row tiles: both walk the
-  innermost dim; column tiles: lanes the innermost, a thread the second-innermost), else its
-  DRAM bytes.
+  32-byte sector per element (no reuse in L1; reuse in L2 assumed) when the lanes of a warp and
+  a thread's own elements (both along the innermost dim, row or shared tiles) do not walk it
+  with stride 0 or +-1, and it is not staged (a staged operand is read along its own contiguous
+  dim), else its DRAM bytes.  Shared memory bytes: each staged operand's elements once into the
+  buffer and once out (bank conflicts not counted).
 - Times for the output's ``n`` elements:
       t_mem   = n * dram_bytes / (DRAM_BW * ACHIEVABLE * inflight)
                 inflight = min(1, resident threads/SM * ept * dram_bytes / (DRAM_BW * ACHIEVABLE
@@ -29,7 +33,10 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
       t_l2    = n * l2_bytes / L2_BW
       t_issue = n * instr_per_elem / (SMS * 4 schedulers * 32 lanes * CLOCK * issue)
                 issue = min(1, resident warps per scheduler / 4)   (4-cycle dependent issue, no ILP)
-      t       = max(t_mem, t_l2, t_issue)
+      t_smem  = n * smem_bytes / (SMS * 128 bytes per clock * CLOCK)
+      t       = max(t_mem, t_l2, t_issue, t_smem)
+  Barrier waits (2 per staged operand per tile) are not modelled: the occupancy (from registers
+  and the shared buffer, ``resources``) is assumed to hide them.
       t_copy  = n * dram_bytes / (DRAM_BW * ACHIEVABLE)        (a copy kernel moving the same bytes)
       fraction = t_copy / t
 - Goals (issue 12): fraction >= 0.9 on every pattern, transposed >= 0.7.
@@ -59,6 +66,7 @@ DRAM_BW = 3.35e12
 ACHIEVABLE = 0.90           # of DRAM_BW that a streaming copy reaches
 L2_BW = 5.5e12
 LATENCY_S = 700e-9
+SMEM_BYTES_PER_CLOCK = 128  # shared memory bandwidth per SM (32 banks x 4 bytes)
 SECTOR = 32                 # bytes an uncoalesced element access moves through L2
 THREADS_PER_SM = resources.THREADS_PER_SM
 SCHEDULERS = 4
@@ -75,7 +83,7 @@ class Prediction:
     pattern: str
     kernel: str             # hot kernel label, e.g. "add f32 general32"
     rank: int               # coalesced rank
-    columns: bool           # column tiles (kernels/indexing.cuh COLUMN_TILES)
+    shared: bool            # shared tiles (kernels/indexing.cuh SHARED_TILES)
     classes: str            # per argument (output first): C contiguous, V value, S scalar, X strided
     occupancy: float
     ept: int
@@ -89,10 +97,12 @@ class Prediction:
     t_issue: float
     t_copy: float
     goal: float
+    smem_bytes: float = 0.0  # per output element: staged operands through shared memory
+    t_smem: float = 0.0
 
     @property
     def time(self) -> float:
-        return max(self.t_mem, self.t_l2, self.t_issue)
+        return max(self.t_mem, self.t_l2, self.t_issue, self.t_smem)
 
     @property
     def fraction(self) -> float:
@@ -100,7 +110,7 @@ class Prediction:
 
     @property
     def bound(self) -> str:
-        return max((self.t_mem, "memory"), (self.t_l2, "L2"), (self.t_issue, "issue"))[1]
+        return max((self.t_mem, "memory"), (self.t_l2, "L2"), (self.t_issue, "issue"), (self.t_smem, "shared"))[1]
 
 
 class _Operand:
@@ -128,14 +138,27 @@ def pattern_plan(pattern):
     return p, shapes
 
 
-def _accesses(classes, itemsizes, ept, columns) -> dict:
-    """{width in bits: count} of the global accesses one thread makes per tile."""
+def staged_chunk(itemsize: int, ept: int, strides) -> int:
+    """Elements per access of a staged operand (kernels/indexing.cuh TileAccess::Pass::V): a vector
+    of up to 16 bytes along its rows where they ascend and its column stride is a multiple of it
+    (its pointer assumed aligned), else 1."""
+    rows = launch.BLOCK * ept // launch.TILE_COLS
+    passes = -(-rows * launch.TILE_COLS * itemsize // (launch.SHARED_BYTES - launch.TILE_COLS * 16))
+    v = max(1, min(16 // itemsize, rows // passes * launch.TILE_COLS // launch.BLOCK))
+    return v if strides[-2] == 1 and strides[-1] % v == 0 else 1
+
+
+def _accesses(classes, itemsizes, ept, staged) -> dict:
+    """{width in bits: count} of the global accesses one thread makes per tile; ``staged``: per
+    operand, its elements per access when it goes through shared memory, else 0."""
     found: dict = {}
-    for cls, size in zip(classes, itemsizes):
-        if cls == launch.CONTIG and not columns:
+    for cls, size, chunk in zip(classes, itemsizes, staged):
+        if chunk:
+            width, count = chunk * size * 8, ept // chunk
+        elif cls == launch.CONTIG:
             n = max(1, min(16 // size, ept))
             width, count = n * size * 8, ept // n
-        elif cls in (launch.STRIDED, launch.CONTIG):
+        elif cls == launch.STRIDED:
             width, count = size * 8, ept
         elif cls == launch.SCALAR:
             width, count = size * 8, 1
@@ -157,29 +180,33 @@ def predict(name: str) -> Prediction:
     classes = [(t.classes >> (2 * k)) & 3 for k in range(len(t.args))]
     itemsizes = [DTYPE.itemsize] + [dtypes[i - 1].itemsize for i in t.args[1:]]
     rank = len(p.coalesced_shape)
-    columns = bool(t.flags & launch.COLUMN_TILES)
+    shared = bool(t.flags & launch.SHARED_TILES)
+    strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
+    staged = [staged_chunk(size, t.ept, strides[arg])
+              if shared and cls == launch.STRIDED and launch.transposed(strides[arg]) else 0
+              for cls, size, arg in zip(classes, itemsizes, t.args)]
     instrs, labels, predicated = resources.sass_of(hot, ARCH)
-    start, end = resources.column_loop(instrs, labels) if columns else (r.loop.start, r.loop.end)
+    start, end = resources.shared_loop(instrs, labels) if shared else (r.loop.start, r.loop.end)
     path = resources.access_path(instrs, labels, predicated, start, end, rank,
-                                 _accesses(classes, itemsizes, t.ept, columns))
+                                 _accesses(classes, itemsizes, t.ept, staged))
     ipe = path / t.ept if path else None
     inner = p.coalesced_shape[-1]
-    rows = 1.0 if hot.contiguous or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
+    rows = 1.0 if hot.contiguous or shared or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
     n = p.size
     dram = pattern.traffic(shapes, DTYPE) / n
-    strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
-    walks = (-1, -2) if columns else (-1,)
-    l2 = dram + sum(SECTOR - size for (cls, size, arg) in zip(classes, itemsizes, t.args)
-                    if cls == launch.STRIDED and all(abs(strides[arg][d]) > 1 for d in walks))
+    l2 = dram + sum(SECTOR - size for (cls, size, arg, chunk) in zip(classes, itemsizes, t.args, staged)
+                    if cls == launch.STRIDED and not chunk and abs(strides[arg][-1]) > 1)
+    smem = sum(2 * size for size, chunk in zip(itemsizes, staged) if chunk)
     bw = DRAM_BW * ACHIEVABLE
     inflight = min(1.0, r.occupancy * THREADS_PER_SM * t.ept * dram / (bw * LATENCY_S / SMS))
     warps = r.occupancy * THREADS_PER_SM / 32 / SCHEDULERS
     issue_rate = SMS * SCHEDULERS * 32 * CLOCK_HZ * min(1.0, warps / DEPENDENT_ISSUE)
     return Prediction(
-        name, hot.label, rank, columns, "".join("CVSX"[c] for c in classes), r.occupancy, t.ept, rows, ipe,
+        name, hot.label, rank, shared, "".join("CVSX"[c] for c in classes), r.occupancy, t.ept, rows, ipe,
         dram, l2, n, n * dram / (bw * inflight), n * l2 / L2_BW,
         n * (ipe or math.inf) * rows / issue_rate, n * dram / bw,
-        GOAL_TRANSPOSED if pattern.transposed else GOAL)
+        GOAL_TRANSPOSED if pattern.transposed else GOAL,
+        smem, n * smem / (SMS * SMEM_BYTES_PER_CLOCK * CLOCK_HZ))
 
 
 def patterns() -> tuple:
@@ -195,13 +222,14 @@ def predict_all() -> list[Prediction]:
 def table(rows: list[Prediction]) -> str:
     """The predictions as a Markdown table."""
     out = ["| pattern | kernel | tiles | rank | classes | occupancy | instr/elem | DRAM B/elem | L2 B/elem "
-           "| t_mem us | t_L2 us | t_issue us | t_copy us | bound | fraction of copy | goal |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| smem B/elem | t_mem us | t_L2 us | t_issue us | t_smem us | t_copy us | bound | fraction of copy | goal |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(
-            f"| {r.pattern} | {r.kernel} | {'column' if r.columns else 'row'} | {r.rank} | {r.classes} "
+            f"| {r.pattern} | {r.kernel} | {'shared' if r.shared else 'row'} | {r.rank} | {r.classes} "
             f"| {r.occupancy:.0%} "
             f"| {f'{r.instr_per_elem:.1f}' if r.instr_per_elem else '-'} | {r.dram_bytes:.2f} "
-            f"| {r.l2_bytes:.2f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} | {r.t_issue * 1e6:.0f} "
-            f"| {r.t_copy * 1e6:.0f} | {r.bound} | {r.fraction:.2f} | >= {r.goal} |")
+            f"| {r.l2_bytes:.2f} | {r.smem_bytes:.2f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} "
+            f"| {r.t_issue * 1e6:.0f} | {r.t_smem * 1e6:.0f} | {r.t_copy * 1e6:.0f} | {r.bound} | {r.fraction:.2f} "
+            f"| >= {r.goal} |")
     return "\n".join(out)

@@ -13,10 +13,14 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   compiled with ``--Ofast-compile`` (``kernels --check --fast``), NVRTC compiles later programs
   differently, so the kernels are then compiled in a fresh process.  The log and the CUBIN,
   and the tools' listings of it, are kept in gpubcast's cache (kind ``nvrtc``).
-- Where each number comes from: registers, stack, shared and local memory from
-  ``cuobjdump -res-usage``; spill stores/loads (bytes) from ptxas's report (registers checked
-  equal to cuobjdump's); everything else from the SASS that ``nvdisasm -c -ndf`` prints.
-- Occupancy at ``launch.BLOCK`` threads per block, from registers and shared memory only:
+- Where each number comes from: registers, stack and local memory from ``cuobjdump -res-usage``;
+  static shared memory ("N bytes smem") and spill stores/loads (bytes) from ptxas's report
+  (registers checked equal to cuobjdump's; its SHARED figure includes the 1 KiB reserved per
+  block on sm_90, not on sm_80, so ptxas's is used); everything else from the SASS that
+  ``nvdisasm -c -ndf`` prints.
+- Occupancy at ``launch.BLOCK`` threads per block, from registers and static shared memory only
+  (the general kernels of binary, ternary, copy and unary hold ``launch.SHARED_BYTES`` for their
+  shared tiles, whether a launch takes them or not):
       regs_per_warp   = ceil(regs * 32 / 256) * 256              (allocation unit: 256 per warp)
       blocks_by_regs  = floor(65536 / (regs_per_warp * BLOCK / 32))
       blocks_by_smem  = floor(smem_per_sm / (shared + 1024))      (1 KiB reserved per block;
@@ -27,8 +31,9 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
 - Global accesses: every ``LDG``/``STG`` of the kernel by width (``.128`` -> 128, ``.64`` -> 64,
   ``.U8``/``.S8`` -> 8, ``.U16``/``.S16`` -> 16, none -> 32); generic ``LD``/``ST`` (addresses not
   known to be global) and local ``LDL``/``STL`` are counted apart.
-- The steady-state loop: the kernel's grid-stride loop over tiles, found in the SASS as the
-  backward branch (a ``BRA`` to a lower address) whose span is the widest; its body is every
+- The steady-state loop: the kernel's grid-stride loop over (row) tiles, found in the SASS as the
+  backward branch (a ``BRA`` to a lower address) whose span is the widest of those holding no
+  barrier (the shared tiles' loop holds ``BAR.SYNC``: ``shared_loop``); its body is every
   instruction from the branch target to the branch (``NOP`` not counted).  Each pass handles one
   tile, ``ept`` elements per thread, so ``body / ept`` is the static count per element over
   every path of the body (scalar, strided and vector paths alike).  ``vector path / ept``: the
@@ -223,7 +228,7 @@ def listings(family: str, name: str, arch: str) -> tuple[bytes, str, str, str, s
 # ---- parsing --------------------------------------------------------------------------------------
 
 def ptxas_report(log: str) -> dict[str, dict]:
-    """symbol -> {registers, stack, spill_stores, spill_loads} from ptxas's ``-v`` report."""
+    """symbol -> {registers, smem, stack, spill_stores, spill_loads} from ptxas's ``-v`` report."""
     found: dict[str, dict] = {}
     current = None
     for line in log.splitlines():
@@ -239,6 +244,8 @@ def ptxas_report(log: str) -> dict[str, dict]:
         m = re.search(r"Used (\d+) registers", line)
         if m:
             current["registers"] = int(m.group(1))
+            m = re.search(r"(\d+) bytes smem", line)
+            current["smem"] = int(m.group(1)) if m else 0
     return found
 
 
@@ -340,12 +347,20 @@ def _blocks(instrs, labels, predicated):
     return spans, succ
 
 
-def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop | None:
-    """The widest backward branch's loop (see the module docstring), or None without one.
-    ``accesses``: how many of the widest global accesses the vector path makes (None: the most
-    any path through the body makes)."""
+def _back_edges(instrs, labels, barrier: bool) -> list[tuple[int, int]]:
+    """Backward branches as (target, branch) address, those whose span holds a barrier (``BAR``:
+    the shared tiles' loop) or those whose span holds none."""
+    bars = [i.addr for i in instrs if i.opcode.split(".")[0] == "BAR"]
     back = [(labels[i.target], i.addr) for i in instrs
             if i.target is not None and i.target in labels and labels[i.target] < i.addr]
+    return [(a, b) for a, b in back if any(a <= x <= b for x in bars) == barrier]
+
+
+def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop | None:
+    """The widest backward branch's loop that holds no barrier (see the module docstring: the row
+    tiles' loop), or None without one.  ``accesses``: how many of the widest global accesses the
+    vector path makes (None: the most any path through the body makes)."""
+    back = _back_edges(instrs, labels, False)
     if not back:
         return None
     start, end = max(back, key=lambda b: b[1] - b[0])
@@ -376,17 +391,12 @@ def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop
     return Loop(start, end, len(body), at_latch.get(want))
 
 
-def column_loop(instrs, labels) -> tuple[int, int] | None:
-    """(first, last) address of a general kernel's column-tile loop (kernels/indexing.cuh
-    COLUMN_TILES): the widest backward branch outside the steady loop (the row tiles' loop, the
-    widest of all; tests/test_kernels_model.py checks which is which), or None without one."""
-    back = [(labels[i.target], i.addr) for i in instrs
-            if i.target is not None and i.target in labels and labels[i.target] < i.addr]
-    if not back:
-        return None
-    start, end = max(back, key=lambda b: b[1] - b[0])
-    outside = [(a, b) for a, b in back if b < start or a > end]
-    return max(outside, key=lambda b: b[1] - b[0]) if outside else None
+def shared_loop(instrs, labels) -> tuple[int, int] | None:
+    """(first, last) address of a general kernel's shared-tile loop (kernels/indexing.cuh
+    SHARED_TILES): the widest backward branch whose span holds a barrier (``BAR.SYNC``), or None
+    without one (tests/test_kernels_model.py checks which loop is which)."""
+    back = _back_edges(instrs, labels, True)
+    return max(back, key=lambda b: b[1] - b[0]) if back else None
 
 
 #: the coalesced rank of the strided-path estimate (``strided_path``)
@@ -558,7 +568,8 @@ def measure(k: Hot, arch: str) -> Resources:
         if op in ("LDG", "STG"):
             side = loads if op == "LDG" else stores
             side[_width(i.opcode)] = side.get(_width(i.opcode), 0) + 1
-    blocks, occ = occupancy(usage["REG"], usage.get("SHARED", 0), arch)
+    shared = report.get("smem", usage.get("SHARED", 0))     # sm_90's cuobjdump adds the reserved 1 KiB
+    blocks, occ = occupancy(usage["REG"], shared, arch)
     loop = steady_loop(instrs, labels, predicated, k.accesses)
     strided = None
     if loop is not None and not k.contiguous:
@@ -566,7 +577,7 @@ def measure(k: Hot, arch: str) -> Resources:
                                k.accesses * k.ept if k.accesses else None)
     return Resources(
         k, arch, symbol, usage["REG"], report.get("spill_stores", 0), report.get("spill_loads", 0),
-        usage.get("STACK", 0), usage.get("LOCAL", 0), usage.get("SHARED", 0), blocks, occ, loads, stores,
+        usage.get("STACK", 0), usage.get("LOCAL", 0), shared, blocks, occ, loads, stores,
         sum(1 for i in instrs if i.opcode.split(".")[0] in ("LD", "ST")),
         sum(1 for i in instrs if i.opcode.split(".")[0] in ("LDL", "STL")),
         loop, strided)
@@ -586,15 +597,15 @@ def _widths(d: dict) -> str:
 
 def table(rows: list[Resources]) -> str:
     """The report as a Markdown table (one row per kernel and architecture)."""
-    out = ["| arch | kernel | regs | spill st/ld B | stack/local B | blocks/SM | occupancy | LDG bits x n "
+    out = ["| arch | kernel | regs | spill st/ld B | stack/local B | shared B | blocks/SM | occupancy | LDG bits x n "
            "| STG bits x n | LD/ST generic | loop instr | ept | instr/elem | vector path instr/elem "
            f"| rank-{STRIDED_RANK} strided instr/elem |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         loop = r.loop
         out.append(
             f"| {r.arch} | {r.kernel.label} | {r.registers} | {r.spill_stores}/{r.spill_loads} "
-            f"| {r.stack}/{r.local} | {r.blocks_per_sm} | {r.occupancy:.1%} | {_widths(r.loads)} "
+            f"| {r.stack}/{r.local} | {r.shared} | {r.blocks_per_sm} | {r.occupancy:.1%} | {_widths(r.loads)} "
             f"| {_widths(r.stores)} | {r.generic} | {loop.body if loop else '-'} | {r.kernel.ept} "
             f"| {f'{r.per_element:.1f}' if loop else '-'} "
             f"| {f'{r.vector_per_element:.1f}' if r.vector_per_element else '-'} "

@@ -22,12 +22,14 @@ call ``Function.__call__(grid, block, args)``, which here
   (``gpubcast.cuda.emulate``), blocks and threads in a shuffled order, every global access checked
   (``kernels/indexing.cuh`` ``GB_PTR``): inside the allocation its operand pointer points into and
   aligned to its type; a faulting access raises ``VirtualFault`` (on a GPU: an illegal or
-  misaligned address error).
+  misaligned address error), as does barrier divergence or a shared-memory race.
 
 Device memory is NumPy memory: allocations are 256-byte aligned, fresh ones filled with a
 poison byte (0xA5, so unwritten output shows), and known to the device by address range.
-What it cannot see: warps, memory ordering and shared-memory races, NVRTC's optimiser (the host
-build is g++ -O0), real timing, and driver or ABI issues beyond parameter sizes.
+Barriers and shared memory are checked as ``gpubcast.cuda.emulate`` says (divergence, races on
+shared memory accessed through ``GB_SMEM``).  What it cannot see: warps, memory ordering, races on
+global memory, NVRTC's optimiser (the host build is g++ -O0), real timing, and driver or ABI issues
+beyond parameter sizes.
 """
 
 from __future__ import annotations
@@ -598,11 +600,7 @@ class VirtualCupy(types.ModuleType):
         self.launches.append((fn.name, grid, block, stream.ptr, params))
         emu.run_raw(fn.name, params, grid, block, order, check)
         if check.faults:
-            what = {1: "outside the allocation of its operand", 2: f"misaligned (needs {check.align} bytes)",
-                    3: "through an operand pointer in no allocation"}[check.kind]
-            raise VirtualFault(f"{fn.name}: {'write' if check.is_write else 'read'} of {check.bytes} bytes at "
-                               f"{check.addr:#x} (operand {check.base:#x}) by block {check.block}, thread "
-                               f"{check.thread}: {what}; {check.faults} faulting accesses in the launch")
+            raise VirtualFault(f"{fn.name}: {emulate.describe(check)}")
 
     def _coprime(self, n: int) -> int:
         while True:

@@ -1,0 +1,109 @@
+"""The host emulation's __syncthreads() and __shared__ (gpubcast/cuda/emulate.py): a block's threads
+run as fibers, a barrier waits for all of them, shared variables are one per block; barrier
+divergence and shared-memory races are faults.  Tiny kernels of a registered test family."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from gpubcast.cuda import emulate, sources
+
+pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
+
+FAMILY = "test_barriers"
+SOURCE = r"""
+#include "indexing.cuh"
+namespace gbt {
+struct Args { int* out; const int* in; };
+template <int MODE> constexpr int k_ept = 1;
+// Each block reverses its BLOCK values through shared memory.
+//   0: as it should be (barrier between writes and reads)    5: as 0, unchecked accesses
+//   2: thread 0 returns before the barrier                    3: odd threads at another barrier
+//   4: thread 5 writes nothing (a read of an unwritten byte)
+//   6: then x + 1 back through the buffer (barriers after the reads, after the writes)
+//   1: as 6 without the second barrier (a race)
+template <int MODE> __global__ void k(Args a) {
+  __shared__ int buf[gb::BLOCK];
+  const unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t, mirror = blockDim.x - 1 - t;
+  if (MODE == 2 && t == 0) return;
+  if (MODE == 5) buf[t] = a.in[i];
+  else if (MODE != 4 || t != 5) *GB_SMEM(buf + t, buf, sizeof buf, true) = a.in[i];
+  if (MODE == 3 && t % 2) __syncthreads();
+  else __syncthreads();
+  int x = MODE == 5 ? buf[mirror] : *GB_SMEM(buf + mirror, buf, sizeof buf, false);
+  if (MODE == 6 || MODE == 1) {
+    if (MODE == 6) __syncthreads();
+    *GB_SMEM(buf + t, buf, sizeof buf, true) = x + 1;
+    if (MODE == 6) __syncthreads();
+    x = *GB_SMEM(buf + mirror, buf, sizeof buf, false);
+  }
+  a.out[i] = x;
+}
+}
+"""
+NAMES = [f"gbt::k<{m}>" for m in range(7)]
+BLOCK = 256
+
+
+@pytest.fixture(scope="module")
+def emu():
+    sources.register(FAMILY, SOURCE, NAMES)
+    return emulate.Emulator([(FAMILY, n) for n in NAMES])
+
+
+def _run(emu, mode, grid=3, order=(1, 0, 1, 0), check=None):
+    x = np.arange(grid * BLOCK, dtype=np.int32) * 7 - 100
+    out = np.full_like(x, -1)
+    params = struct.pack("<QQ", out.ctypes.data, x.ctypes.data)
+    emu.run_raw(f"gbt::k<{mode}>", params, grid, BLOCK, order, check)
+    return out, x.reshape(grid, BLOCK)[:, ::-1].reshape(-1)
+
+
+@pytest.mark.parametrize("order", [(1, 0, 1, 0), (2, 1, 255, 17), (1, 2, 77, 200)])
+def test_a_barrier_makes_every_write_visible_before_the_reads(emu, order):
+    # threads run one after another: without a real barrier, thread 0 would read its mirror's
+    # slot before thread 255 wrote it; every block order and thread order gives the same answer
+    for mode in (0, 5):
+        out, want = _run(emu, mode, order=order)
+        assert np.array_equal(out, want), mode
+
+
+def test_shared_variables_are_one_per_block(emu):
+    out, want = _run(emu, 6, grid=5, order=(3, 1, 5, 9))
+    assert np.array_equal(out, np.arange(5 * BLOCK, dtype=np.int32) * 7 - 100 + 1)
+
+
+def test_a_missing_barrier_is_a_race(emu):
+    for order in ((1, 0, 1, 0), (1, 0, 255, 255)):          # threads in order and in reverse
+        with pytest.raises(emulate.Fault, match=r"(read|write) of 4 bytes .* by block \d+, thread \d+ and "
+                                                r"thread \d+: shared memory race"):
+            _run(emu, 1, order=order)
+
+
+def test_a_thread_leaving_before_a_barrier_is_divergence(emu):
+    # a fault per block, and thread 255's read of slot 0 (unwritten) in each
+    with pytest.raises(emulate.Fault, match=r"a thread exited while others wait at __syncthreads\(\) "
+                                            r"\(block \d+: thread 0 exited while thread \d+ waits\); 6 faults"):
+        _run(emu, 2)
+
+
+def test_threads_at_different_barriers_is_divergence(emu):
+    with pytest.raises(emulate.Fault, match=r"threads wait at different __syncthreads\(\) calls"):
+        _run(emu, 3, grid=1)
+
+
+def test_reading_an_unwritten_shared_byte_is_a_fault(emu):
+    with pytest.raises(emulate.Fault, match=r"read of 4 bytes .* thread 250: shared memory read of a byte not "
+                                            r"written"):
+        _run(emu, 4, grid=1)
+
+
+def test_faults_go_to_the_callers_check(emu):
+    check = emulate.Check(memory_off=1)
+    out, want = _run(emu, 2, grid=2, check=check)            # released anyway: the launch runs on
+    assert check.faults == 4 and check.kind == 4 and check.thread == 0   # and thread 255 reads slot 0
+    assert np.array_equal(out[1:BLOCK - 1], want[1:BLOCK - 1])
+    check = emulate.Check(memory_off=1)
+    _run(emu, 0, check=check)
+    assert check.faults == 0
