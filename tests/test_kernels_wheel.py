@@ -64,8 +64,10 @@ def test_installed_package_finds_and_reads_its_kernels(wheel, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
+    # no PYTHONPATH: a checkout on it (with its egg-info) would make pip see gpubcast installed already
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-                           "--no-index", "-q", str(wheel)], capture_output=True, text=True)
+                           "--no-index", "-q", str(wheel)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # numpy, ml_dtypes, ... from this interpreter's site-packages, after the fresh venv's own
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -73,7 +75,6 @@ def test_installed_package_finds_and_reads_its_kernels(wheel, tmp_path):
     Path(site, "_parent_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     probe = ("import gpubcast, gpubcast.cuda.sources as s; print(gpubcast.__file__); print(s.kernel_dir()); "
              "print(s.source_hash('binary')); print(len(s.source('variadic')))")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     module, kernel_dir, digest, length = out.stdout.split("\n")[:4]
