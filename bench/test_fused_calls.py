@@ -36,3 +36,22 @@ def test_fused_affine_nchw(benchmark):
 
 def test_fused_where_chain(benchmark):
     benchmark(_warm(gb.fuse(lambda x, t, s: gb.where(x > t, x * s, 0)), X, T, S), X, T, S)
+
+
+# the benchmark's affine chain at its CPU size into preallocated outputs (no first touch of fresh memory)
+AL, XL, BL = (np.random.default_rng(0).standard_normal(s).astype(np.float32)
+              for s in ((1, 64, 1, 1), (16, 64, 112, 112), (1, 64, 1, 1)))
+
+
+def test_fused_affine_large_into_out(benchmark):
+    y = np.empty_like(XL)
+    benchmark(_warm(gb.fuse(lambda a, x, b: a * x + b), AL, XL, BL), AL, XL, BL, out=y)
+
+
+def test_numpy_affine_large_into_out(benchmark):
+    y, t = np.empty_like(XL), np.empty_like(XL)
+
+    def two_ops():
+        np.multiply(AL, XL, out=t)
+        np.add(t, BL, out=y)
+    benchmark(two_ops)
