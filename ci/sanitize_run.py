@@ -91,7 +91,7 @@ def elementwise_kernels(rng) -> int:
 
 
 def fused_kernels(rng, be) -> int:
-    """gpubcast.fuse's generated kernels (contiguous, broadcast, transposed: column tiles, negative
+    """gpubcast.fuse's generated kernels (contiguous, broadcast, transposed: shared-memory tiles, negative
     strides, 15 leaves; both index paths), each against the chain on the NumPy reference; mismatches."""
     import gpubcast as gb
     from gpubcast import fusion
