@@ -85,10 +85,12 @@ def test_an_earlier_fast_compile_does_not_change_the_report():
     assert res._run_tool("nvdisasm", ["-c", "-ndf"], fresh) == cached
 
 
+@pytest.mark.parametrize("label", ["where f32 general64", "fused gelu f32 general32"])
 @needs_tools
-def test_runtime_kernels_compiled_after_a_fast_compile_are_those_of_a_fresh_process(tmp_path, monkeypatch):
-    k = HOT["where f32 general64"]
-    compiler.compile_family(k.family, [k.name], "compute_90", fast=True)
+def test_runtime_kernels_compiled_after_a_fast_compile_are_those_of_a_fresh_process(label, tmp_path, monkeypatch):
+    # the fresh process learns a generated family (gpubcast.fuse, ElementwiseKernel) from this one
+    k, fast = HOT[label], HOT["where f32 general64"]
+    compiler.compile_family(fast.family, [fast.name], "compute_90", fast=True)
     monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
     compiler.cached_kernel.cache_clear()
     try:
@@ -120,21 +122,6 @@ def test_fused_kernels_of_many_leaves_do_not_spill(leaves):
         r = res.measure(res.Hot(f"{leaves} leaves", k.family, k.name(bits), k.ept(bits), True, bits is None), "sm_90")
         assert (r.spill_stores, r.spill_loads, r.local) == (0, 0, 0), r
         assert r.occupancy >= (0.25 if bits == 64 and leaves > 12 else 0.5), r
-
-
-@needs_tools
-def test_generated_kernels_compile_in_the_fresh_process_too(tmp_path, monkeypatch):
-    # after a fast compile, runtime kernels compile in a fresh process, which must learn a generated
-    # family (gpubcast.fuse, ElementwiseKernel) from this one
-    k, other = HOT["fused gelu f32 general32"], HOT["where f32 general64"]
-    compiler.compile_family(other.family, [other.name], "compute_90", fast=True)
-    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
-    compiler.cached_kernel.cache_clear()
-    try:
-        binary, symbol = compiler.cached_kernel(k.family, k.name, "sm_90")
-    finally:
-        compiler.cached_kernel.cache_clear()
-    assert k.family in symbol and res._run_tool("nvdisasm", ["-c", "-ndf"], binary) == res.listings(k.family, k.name, "sm_90")[4]
 
 
 def test_occupancy_formula():

@@ -156,9 +156,12 @@ def _compile_generated(family: str, entry, name: str, arch: str, extra_options) 
 @functools.lru_cache(maxsize=1)
 def _fresh_pool():
     """One spawned worker process (started on first need) for ``compile_clean``."""
+    import atexit
     import concurrent.futures
     import multiprocessing
-    return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    atexit.register(pool.shutdown)    # before interpreter teardown (else its weakref callback fails there)
+    return pool
 
 
 def cache_key(family: str, name: str, arch: str) -> str:
