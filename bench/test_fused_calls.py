@@ -55,3 +55,33 @@ def test_numpy_affine_large_into_out(benchmark):
         np.multiply(AL, XL, out=t)
         np.add(t, BL, out=y)
     benchmark(two_ops)
+
+
+# the same into fresh outputs (the benchmark's case): the host pool on (its default) and off, and NumPy
+def _pool_limit(limit):
+    from gpubcast import host_pool
+    pool = host_pool.host_memory_pool()
+    before = pool.get_limit()
+    pool.set_limit(limit)
+    return pool, before
+
+
+def test_fused_affine_large_fresh_output_pool_on(benchmark):
+    from gpubcast import host_pool
+    pool, before = _pool_limit(host_pool.DEFAULT_LIMIT)
+    try:
+        benchmark(_warm(gb.fuse(lambda a, x, b: a * x + b), AL, XL, BL), AL, XL, BL)
+    finally:
+        pool.set_limit(before)
+
+
+def test_fused_affine_large_fresh_output_pool_off(benchmark):
+    pool, before = _pool_limit(0)
+    try:
+        benchmark(_warm(gb.fuse(lambda a, x, b: a * x + b), AL, XL, BL), AL, XL, BL)
+    finally:
+        pool.set_limit(before)
+
+
+def test_numpy_affine_large_fresh_output(benchmark):
+    benchmark(lambda: AL * XL + BL)

@@ -38,6 +38,7 @@ import numpy as np
 from . import backends
 from . import dtypes as _dt
 from . import elementwise_build as build
+from . import host_pool
 from .errors import BroadcastError
 from .plan import c_strides, coalesce, plan as make_plan
 from .rules import check_options, dim_maps
@@ -204,7 +205,7 @@ class ElementwiseKernel:
             if any(p.raw for p in self.out_params) and size is None:
                 raise ValueError("Output array size is Undecided")
             allocate = (out_shape, types[self.nin:])
-            outs = [xp.empty(out_shape, dtype=t) for t in types[self.nin:]]
+            outs = [_empty(xp)(out_shape, t) for t in types[self.nin:]]
         result = tuple(outs)
         n = int(np.prod(out_shape))
         if n:
@@ -397,6 +398,11 @@ def _hot_key(args, size, stream, broadcast, axis, axes_mapping):
     return tuple(key)
 
 
+def _empty(xp):
+    """``xp.empty``; NumPy outputs come from the host pool."""
+    return host_pool.empty if xp is np else xp.empty
+
+
 def _hot_runner(launcher, allocate, xp):
     """A call of the same signature: outputs allocated as before (or the given ones), then ``launcher``."""
     def run(args):
@@ -404,7 +410,7 @@ def _hot_runner(launcher, allocate, xp):
             outs = tuple(args[launcher.nin:])
         else:
             shape, dtypes = allocate
-            outs = tuple(xp.empty(shape, dtype=t) for t in dtypes)
+            outs = tuple(_empty(xp)(shape, t) for t in dtypes)
             args = (*args, *outs)
         launcher(args)
         return outs

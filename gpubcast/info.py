@@ -102,7 +102,7 @@ def host_compiler() -> str:
 
 def run(args) -> int:
     import gpubcast
-    from gpubcast import backends, cache
+    from gpubcast import backends, cache, host_pool
 
     print(f"gpubcast {gpubcast.__version__} on Python {platform.python_version()} ({platform.machine()})")
     for name, version in versions().items():
@@ -113,6 +113,7 @@ def run(args) -> int:
     print(f"default CPU backend: {backends.DEFAULT_CPU}")
     print(f"ElementwiseKernel on NumPy arrays: {host_compiler()}")
     print(f"cache of compiled code: {cache.root() / cache.__version__} (python -m gpubcast cache)")
+    print(f"host memory pool: {host_pool.describe()}")
     cpu = cpu_info()
     print(f"CPU: {cpu['model']} ({cpu['machine']}, {cpu['cores']} cores)")
     gpu, why = gpu_info()

@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import host_pool
 from ..plan import SCALAR, coalesce
 from . import numba_kernels as K
 from . import numba_scalar as S
@@ -352,7 +353,7 @@ class NumbaBackend(HostArrays):
         """A runner over any number of inputs (``drive_n``: operand addresses in an array)."""
         if not p.size or any(v is not None for v in spec.views):
             return None
-        meta, row, shape, empty = self.meta(p, spec), spec.row, p.out_shape, np.empty
+        meta, row, shape, empty = self.meta(p, spec), spec.row, p.out_shape, host_pool.empty_for(p.out_shape, out_dtype)
         parallel = _parallel(p.size)
 
         nops, addresses = len(spec.raws), K.addresses
@@ -360,7 +361,7 @@ class NumbaBackend(HostArrays):
         def runner(inputs, out):
             if out is None:
                 out = empty(shape, out_dtype)
-            ptrs = empty(nops, np.int64)   # per call: the drivers release the GIL
+            ptrs = np.empty(nops, np.int64)   # per call: the drivers release the GIL
             if not addresses((*inputs, out), ptrs):
                 return None
             st = K.drive_n_parallel(row, ptrs, meta, numba.get_num_threads()) if parallel else K.drive_n(row, ptrs, meta)
@@ -373,7 +374,7 @@ class NumbaBackend(HostArrays):
         if not p.size or any(v is not None for v in spec.views):
             return None
         meta = self.meta(p, spec)
-        shape, size, empty = p.out_shape, p.size, np.empty
+        shape, size, empty = p.out_shape, p.size, host_pool.empty_for(p.out_shape, out_dtype)
         row = spec.row
         if _parallel(size):
             launch = (K.launch1, K.launch2, K.launch3)[n_in - 1]

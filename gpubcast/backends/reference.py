@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .. import host_pool
+
 
 class HostArrays:
     """Array handling shared by the CPU backends (NumPy arrays)."""
@@ -21,7 +23,7 @@ class HostArrays:
         return np.asarray(x, dtype=dtype)
 
     def empty(self, shape, dtype):
-        return np.empty(shape, dtype=dtype)
+        return host_pool.empty(shape, dtype)
 
     def copy(self, x):
         return np.array(x, copy=True, order="C")

@@ -84,6 +84,7 @@ def _run(args, console) -> int:
     import gpubcast
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from gpubcast import host_pool
     from gpubcast.info import cpu_info, gpu_info, versions
 
     from . import measure, patterns, report
@@ -110,6 +111,7 @@ def _run(args, console) -> int:
     gpu, why_no_gpu = gpu_info()
     console.print(f"gpubcast {gpubcast.__version__} bench: {len(chosen)} patterns × {', '.join(sizes)}, "
                   f"{dtype}, {settings.repeat} samples, {settings.sets} input sets rotated", markup=False)
+    console.print(f"gpubcast's host memory pool: {host_pool.describe()}", markup=False)
     if gpu is None:
         console.print(f"No GPU: {why_no_gpu}; the GPU backends (CuPy, gpubcast CUDA, torch) are not run.",
                       markup=False)
@@ -158,7 +160,7 @@ def _run(args, console) -> int:
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "settings": {"quick": args.quick, "repeat": settings.repeat, "min_sample_s": settings.min_sample_s,
                      "sets": settings.sets, "sizes": list(sizes), "patterns": [p.name for p in chosen],
-                     "onnxruntime_threads": args.threads, "command": sys.argv},
+                     "onnxruntime_threads": args.threads, "host_pool": host_pool.describe(), "command": sys.argv},
         "device": {"cpu": cpu_info(), "gpu": gpu, "gpu_absent_reason": why_no_gpu or None,
                    "versions": versions(), "python": platform.python_version()},
         "ceilings": ceilings,

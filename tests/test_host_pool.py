@@ -1,0 +1,179 @@
+"""The host memory pool: gpubcast's large CPU outputs reuse freed blocks, and nothing else does."""
+
+import gc
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import gpubcast as gb
+from gpubcast import host_pool
+
+pytestmark = pytest.mark.skipif(not host_pool.available(), reason="NumPy's allocator hook is unavailable here")
+
+BIG = (64, 1024, 8)                     # 2 MiB of float32: over host_pool.MIN_BYTES
+handler_name = np._core.multiarray.get_handler_name
+
+
+@pytest.fixture
+def pool():
+    """The pool, emptied and with its default limit before and after the test."""
+    p = host_pool.host_memory_pool()
+    limit = p.get_limit()
+    p.set_limit(host_pool.DEFAULT_LIMIT)
+    p.free_all_blocks()
+    yield p
+    p.free_all_blocks()
+    p.set_limit(limit)
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_a_large_output_comes_from_the_pool_and_its_block_serves_the_next(pool, backend):
+    rng = np.random.default_rng(0)
+    x, y = rng.random(BIG, dtype=np.float32), rng.random(BIG[-1:], dtype=np.float32)
+    first = gb.add(x, y, backend=backend)
+    assert handler_name(first) == "gpubcast_host_pool" and first.flags.owndata
+    np.testing.assert_array_equal(first, x + y)
+    address = first.ctypes.data
+    del first
+    assert pool.n_free_blocks() == 1 and pool.free_bytes() == x.nbytes
+    second = gb.multiply(x, y, backend=backend)        # the same block, every element rewritten
+    assert second.ctypes.data == address and pool.free_bytes() == 0
+    np.testing.assert_array_equal(second, x * y)
+
+
+def test_small_outputs_and_the_callers_arrays_use_numpys_allocator(pool):
+    small = gb.add(np.ones(1000, np.float32), 1)
+    assert handler_name(small) == "default_allocator"
+    gb.add(np.ones(BIG, np.float32), 1)
+    assert handler_name(np.empty(BIG, np.float32)) == "default_allocator"   # the handler was set back
+    assert handler_name(np.ones(BIG, np.float32) + 1) == "default_allocator"
+
+
+def test_a_view_keeps_its_block_from_being_reused(pool):
+    x = np.arange(np.prod(BIG), dtype=np.float32).reshape(BIG)
+    out = gb.add(x, 1)
+    view = out[1:]
+    del out
+    assert pool.n_free_blocks() == 0                    # the view still holds the block
+    again = gb.add(x, 2)
+    assert not np.shares_memory(again, view)
+    np.testing.assert_array_equal(view, x[1:] + 1)
+    del view
+    assert pool.n_free_blocks() == 1
+
+
+def test_fused_outputs_come_from_the_pool(pool):
+    x = np.random.default_rng(1).random(BIG, dtype=np.float32)
+    f = gb.fuse(lambda a, x, b: a * x + b)
+    for _ in range(3):                                  # the traced call, then the prepared runner
+        out = f(np.float32(2), x, np.float32(1))
+        assert handler_name(out) == "gpubcast_host_pool"
+        np.testing.assert_array_equal(out, np.float32(2) * x + np.float32(1))
+        del out
+    assert pool.n_free_blocks() == 1
+
+
+def test_the_limit_bounds_the_free_blocks_and_zero_turns_the_pool_off(pool):
+    pool.set_limit(3 << 20)                             # room for one 2 MiB block
+    outs = [gb.add(np.ones(BIG, np.float32), i) for i in range(3)]
+    del outs
+    assert pool.n_free_blocks() == 1 and pool.free_bytes() == 2 << 20
+    pool.set_limit(1 << 20)                             # lowering the limit frees what is over it
+    assert pool.n_free_blocks() == 0 and pool.free_bytes() == 0
+    pool.set_limit(0)
+    out = gb.add(np.ones(BIG, np.float32), 1)
+    assert handler_name(out) == "default_allocator"
+    assert "off" in host_pool.describe()
+    for bad in (-1, 1.5, True, "1"):
+        with pytest.raises(ValueError, match="whole number"):
+            pool.set_limit(bad)
+
+
+def test_free_all_blocks_empties_the_pool(pool):
+    outs = [gb.add(np.ones(BIG, np.float32), i) for i in range(2)]
+    del outs
+    assert pool.n_free_blocks() == 2
+    pool.free_all_blocks()
+    assert pool.n_free_blocks() == 0 and pool.free_bytes() == 0
+
+
+def test_pool_outputs_resize_pickle_and_are_traced(pool):
+    out = gb.add(np.ones(BIG, np.float32), 1)
+    back = pickle.loads(pickle.dumps(out))
+    np.testing.assert_array_equal(back, out)
+    out.resize((10,), refcheck=False)                   # realloc through the pool's handler
+    np.testing.assert_array_equal(out, np.full(10, 2, np.float32))
+    out.resize(BIG, refcheck=False)
+    out[...] = 3
+    assert out.sum() == 3 * out.size
+    del out
+    gc.collect()
+    tracemalloc.start()
+    try:
+        kept = gb.add(np.ones(BIG, np.float32), 1)
+        assert tracemalloc.get_traced_memory()[1] >= kept.nbytes   # NumPy's own tracking still sees it
+    finally:
+        tracemalloc.stop()
+
+
+def test_threads_allocating_and_freeing_at_once_get_their_own_values(pool):
+    x = np.random.default_rng(2).random(BIG, dtype=np.float32)
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(30):
+                out = gb.add(x, np.float32(k * 100 + i))
+                if not np.array_equal(out, x + np.float32(k * 100 + i)):
+                    errors.append((k, i))
+        except Exception as e:                          # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert pool.free_bytes() == pool.n_free_blocks() * x.nbytes <= pool.get_limit()
+
+
+def _python(code, **env):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **env})
+
+
+def test_pool_arrays_alive_at_interpreter_exit_are_harmless():
+    # Pool arrays in module globals, in a reference cycle, in a daemon thread and in a free block
+    # all meet interpreter shutdown, after the pool's module is torn down.
+    run = _python("""
+        import threading, time, numpy as np, gpubcast as gb
+        keep = gb.add(np.ones((64, 1024, 8), np.float32), 1)
+        cycle = [gb.add(np.ones((64, 1024, 8), np.float32), 2)]
+        cycle.append(cycle)
+        gb.add(np.ones((64, 1024, 8), np.float32), 3)   # freed at once: a free block
+        def hold():
+            a = gb.add(np.ones((64, 1024, 8), np.float32), 4)
+            time.sleep(60)
+        threading.Thread(target=hold, daemon=True).start()
+        time.sleep(0.2)
+        print("ok", np._core.multiarray.get_handler_name(keep))
+    """)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["ok", "gpubcast_host_pool"] and run.stderr == ""
+
+
+def test_the_environment_sets_the_limit_and_rejects_nonsense():
+    off = _python("import numpy as np, gpubcast as gb; "
+                  "print(np._core.multiarray.get_handler_name(gb.add(np.ones((64, 1024, 8), np.float32), 1)))",
+                  GPUBCAST_HOST_POOL_LIMIT="0")
+    assert off.returncode == 0 and off.stdout.strip() == "default_allocator", off.stderr
+    bad = _python("import numpy as np, gpubcast as gb; gb.add(np.ones(3), 1)", GPUBCAST_HOST_POOL_LIMIT="1GB")
+    assert bad.returncode != 0 and "GPUBCAST_HOST_POOL_LIMIT='1GB'" in bad.stderr
