@@ -15,10 +15,11 @@ from .dtypes import bfloat16
 from .elementwise_kernel import ElementwiseKernel
 from .errors import BroadcastError
 from .fusion import fuse
+from .host_pool import host_memory_pool
 from .plan import BroadcastPlan, plan
 from .rules import RULES, broadcast_shapes
 from .version import __version__
 
 __all__ = ["BroadcastError", "BroadcastPlan", "ElementwiseKernel", "RULES", "bfloat16", "broadcast_shapes",
-           "broadcast_to", "cast", "clip", "expand", "fuse", "ops", "plan", "prelu", "where",
+           "broadcast_to", "cast", "clip", "expand", "fuse", "host_memory_pool", "ops", "plan", "prelu", "where",
            *api.NUMPY_STYLE_BINARY, *api.NUMPY_STYLE_UNARY]
