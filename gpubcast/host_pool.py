@@ -70,9 +70,11 @@ class HostMemoryPool:
         return self._free_bytes
 
     def n_free_blocks(self) -> int:
+        """Number of free blocks held."""
         return sum(map(len, self._blocks.values()))
 
     def get_limit(self) -> int:
+        """The most bytes of free blocks kept."""
         return self._limit
 
     def set_limit(self, size: int) -> None:
@@ -100,10 +102,13 @@ class HostMemoryPool:
                 self._free_bytes -= size
                 _libc.free(address)
 
+    def _after_fork(self) -> None:
+        self._lock = threading.RLock()   # a fork may have copied it held by another thread
+
     # The handler's functions (called by NumPy with the GIL held; never raise).
 
     def _malloc(self, nbytes: int) -> int:
-        size = -(-max(nbytes, 1) // PAGE) * PAGE
+        size = _block_bytes(nbytes)
         address = 0
         with self._lock:
             free = self._blocks.get(size)
@@ -120,7 +125,7 @@ class HostMemoryPool:
         return address
 
     def _calloc(self, count: int, itemsize: int) -> int:
-        size = -(-max(count * itemsize, 1) // PAGE) * PAGE
+        size = _block_bytes(count * itemsize)
         address = _libc.calloc(1, size) or 0
         if address:
             self._sizes[address] = size
@@ -129,7 +134,7 @@ class HostMemoryPool:
     def _realloc(self, address: int, nbytes: int) -> int:
         if not address:
             return self._malloc(nbytes)
-        size = -(-max(nbytes, 1) // PAGE) * PAGE
+        size = _block_bytes(nbytes)
         moved = _libc.realloc(address, size) or 0
         if moved:
             self._sizes.pop(address, None)
@@ -149,7 +154,14 @@ class HostMemoryPool:
         _libc.free(address)
 
 
+def _block_bytes(nbytes: int) -> int:
+    """A request's block: whole pages, at least one."""
+    return -(-max(nbytes, 1) // PAGE) * PAGE
+
+
 _POOL = HostMemoryPool(_limit_from_environment())
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_POOL._after_fork)
 
 
 def host_memory_pool() -> HostMemoryPool:

@@ -177,3 +177,18 @@ def test_the_environment_sets_the_limit_and_rejects_nonsense():
     assert off.returncode == 0 and off.stdout.strip() == "default_allocator", off.stderr
     bad = _python("import numpy as np, gpubcast as gb; gb.add(np.ones(3), 1)", GPUBCAST_HOST_POOL_LIMIT="1GB")
     assert bad.returncode != 0 and "GPUBCAST_HOST_POOL_LIMIT='1GB'" in bad.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_reuses_the_blocks_it_inherits():
+    run = _python("""
+        import os, numpy as np, gpubcast as gb
+        x = np.ones((64, 1024, 8), np.float32)
+        gb.add(x, 1, backend="numpy")                    # freed at once: a free block
+        pid = os.fork()
+        if pid == 0:
+            y = gb.add(x, 2, backend="numpy")
+            os._exit(0 if (y == 3).all() and gb.host_memory_pool().n_free_blocks() == 0 else 1)
+        print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), gb.host_memory_pool().n_free_blocks())
+    """)
+    assert run.returncode == 0 and run.stdout.split() == ["0", "1"], run.stderr
