@@ -353,7 +353,8 @@ class NumbaBackend(HostArrays):
         """A runner over any number of inputs (``drive_n``: operand addresses in an array)."""
         if not p.size or any(v is not None for v in spec.views):
             return None
-        meta, row, shape, empty = self.meta(p, spec), spec.row, p.out_shape, host_pool.empty_for(p.out_shape, out_dtype)
+        meta, row, shape = self.meta(p, spec), spec.row, p.out_shape
+        empty = host_pool.empty_for(shape, out_dtype)
         parallel = _parallel(p.size)
 
         nops, addresses = len(spec.raws), K.addresses
