@@ -48,6 +48,19 @@ def test_a_large_output_comes_from_the_pool_and_its_block_serves_the_next(pool, 
     np.testing.assert_array_equal(second, x * y)
 
 
+def test_front_ends_and_user_kernels_on_numpy_arrays_get_pool_outputs(pool):
+    import gpubcast.onnx as gbo
+    import gpubcast.openvino as gbv
+    x = np.random.default_rng(3).random(BIG, dtype=np.float32)
+    onnx_sum = gbo.Add(x, x[:1])
+    np.testing.assert_array_equal(onnx_sum, x + x[:1])
+    openvino = gbv.Broadcast(x[0], np.array(BIG), mode="numpy")
+    np.testing.assert_array_equal(openvino, np.broadcast_to(x[0], BIG))
+    squared = gb.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)", "pool_squared_diff")(x, x[:1])
+    np.testing.assert_array_equal(squared, (x - x[:1]) * (x - x[:1]))
+    assert [handler_name(a) for a in (onnx_sum, openvino, squared)] == ["gpubcast_host_pool"] * 3
+
+
 def test_small_outputs_and_the_callers_arrays_use_numpys_allocator(pool):
     small = gb.add(np.ones(1000, np.float32), 1)
     assert handler_name(small) == "default_allocator"
