@@ -6,29 +6,29 @@ a 2-core machine, about 5 ms for a 51 MB output, more than a fused ``a * x + b``
 gpubcast keeps the blocks of its freed large outputs (up to a limit) and hands them out again,
 already paged in.
 
-How: NumPy's allocator hook (NEP 49).  The pool's handler is made current only around the
-allocation of a gpubcast output of at least ``MIN_BYTES``, and NumPy frees each array through the
-handler that allocated it, so arrays the caller makes never touch the pool.  Outputs are ordinary
-arrays that own their data (``flags.owndata``, ``resize``, pickling).
+How: a block is a ``uint8`` array from ``numpy.empty`` that only the pool holds.  An output of at
+least ``MIN_BYTES`` is a view of a block through a ``_Lease``, a small object that exposes the
+block's memory (``__array_interface__``) and holds nothing.  NumPy's base collapse stops at an
+array whose base is not an array, so the output and every view made of it hold the lease, and
+the lease dies exactly when the last array on the block does; a weak reference to it then
+returns the block.  Weak-reference callbacks run with any exception in flight saved and
+restored by CPython, so an output freed while an exception unwinds is safe (an allocator
+callback written in Python is not: ctypes reports the pending exception as its own error).
 
 ``host_memory_pool()`` is the pool (its methods are CuPy's ``MemoryPool``'s); the limit comes from
 ``GPUBCAST_HOST_POOL_LIMIT`` (bytes; 0 turns the pool off) and defaults to ``DEFAULT_LIMIT``.
-Where the hook cannot be installed (no NEP 49, no C library), ``empty`` is ``numpy.empty``.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
+import weakref
 
 import numpy as np
 
 MIN_BYTES = 1 << 20                  # smaller outputs come from malloc's heap, without page faults
 PAGE = 4096                          # blocks are whole pages: a block serves every request of its size
-HUGEPAGE_FROM = 1 << 22              # NumPy's own threshold for madvise(MADV_HUGEPAGE)
-_MADV_HUGEPAGE = 14
-NAME = b"gpubcast_host_pool"
 
 
 def _physical_bytes() -> int:
@@ -55,13 +55,28 @@ def _limit_from_environment() -> int:
     return limit
 
 
+class _Lease:
+    """A block's memory, lent to the arrays of one output: alive exactly while one of them is."""
+    __slots__ = ("__array_interface__", "__weakref__")
+
+    def __init__(self, interface: dict):
+        self.__array_interface__ = interface
+
+
+def _interface(block: np.ndarray) -> dict:
+    """The ``__array_interface__`` of a block's whole memory (read by NumPy, never changed)."""
+    return {"shape": block.shape, "typestr": "|u1", "version": 3, "data": (block.ctypes.data, False)}
+
+
 class HostMemoryPool:
-    """Freed blocks of gpubcast's large CPU outputs, by size, kept up to ``get_limit()`` bytes."""
+    """Freed blocks of gpubcast's large CPU outputs, by size, kept up to ``get_limit()`` bytes.
+
+    A block is a pair: a ``uint8`` array that only the pool holds, and its ``_interface``."""
 
     def __init__(self, limit: int):
-        self._lock = threading.RLock()   # reentrant: a garbage collection inside may free a block
-        self._blocks: dict = {}          # block bytes -> addresses of free blocks of that size
-        self._sizes: dict = {}           # address -> block bytes, for every live block
+        self._lock = threading.RLock()   # reentrant: a garbage collection inside may return a block
+        self._blocks: dict = {}          # block bytes -> free blocks of that size
+        self._leases: dict = {}          # id(weak reference) -> the weak reference of a lent block
         self._free_bytes = 0
         self._limit = limit
 
@@ -85,78 +100,66 @@ class HostMemoryPool:
         self._trim()
 
     def free_all_blocks(self) -> None:
-        """Return every free block to the C library."""
+        """Give every free block back to NumPy's allocator."""
         with self._lock:
             blocks, self._blocks, self._free_bytes = self._blocks, {}, 0
-        for addresses in blocks.values():
-            for address in addresses:
-                _libc.free(address)
+        del blocks                       # outside the lock: freeing runs no Python, but keep it short
 
-    def _trim(self) -> None:
-        with self._lock:
-            while self._free_bytes > self._limit:
-                size = max(self._blocks)
-                address = self._blocks[size].pop()
-                if not self._blocks[size]:
-                    del self._blocks[size]
-                self._free_bytes -= size
-                _libc.free(address)
-
-    def _after_fork(self) -> None:
-        self._lock = threading.RLock()   # a fork may have copied it held by another thread
-
-    # The handler's functions (called by NumPy with the GIL held; never raise).
-
-    def _malloc(self, nbytes: int) -> int:
+    def empty(self, shape, dtype) -> np.ndarray:
+        """A C-contiguous array of ``shape`` and ``dtype`` on a block of the pool."""
+        dtype = np.dtype(dtype)
+        nbytes = _nbytes(shape, dtype)
         size = _block_bytes(nbytes)
-        address = 0
         with self._lock:
             free = self._blocks.get(size)
             if free:
-                address = free.pop()
+                block = free.pop()
                 self._free_bytes -= size
-        if not address:
-            address = _libc.malloc(size) or 0
-            if address and size >= HUGEPAGE_FROM and _madvise is not None and _hugepages():
-                start = -(-address // PAGE) * PAGE          # as NumPy: the pages inside the block
-                _madvise(start, address + size - start, _MADV_HUGEPAGE)
-        if address:
-            self._sizes[address] = size
-        return address
+                if not free:
+                    del self._blocks[size]
+            else:
+                array = np.empty(size, np.uint8)   # NumPy's allocator: huge pages as NumPy sets them
+                block = (array, _interface(array))
+            lease = _Lease(block[1])
+            ref = weakref.ref(lease, lambda ref, block=block: self._give_back(ref, block))
+            self._leases[id(ref)] = ref
+        whole = np.asarray(lease)
+        return (whole if nbytes == size else whole[:nbytes]).view(dtype).reshape(shape)
 
-    def _calloc(self, count: int, itemsize: int) -> int:
-        size = _block_bytes(count * itemsize)
-        address = _libc.calloc(1, size) or 0
-        if address:
-            self._sizes[address] = size
-        return address
+    def _give_back(self, ref, block: tuple) -> None:
+        # The lease died: no array uses the block (block[0], its memory) any more.
+        size = block[0].nbytes
+        with self._lock:
+            self._leases.pop(id(ref), None)
+            if self._free_bytes + size <= self._limit:
+                self._blocks.setdefault(size, []).append(block)
+                self._free_bytes += size
 
-    def _realloc(self, address: int, nbytes: int) -> int:
-        if not address:
-            return self._malloc(nbytes)
-        size = _block_bytes(nbytes)
-        moved = _libc.realloc(address, size) or 0
-        if moved:
-            self._sizes.pop(address, None)
-            self._sizes[moved] = size
-        return moved
+    def _trim(self) -> None:
+        dropped = []
+        with self._lock:
+            while self._free_bytes > self._limit:
+                size = max(self._blocks)
+                dropped.append(self._blocks[size].pop())
+                if not self._blocks[size]:
+                    del self._blocks[size]
+                self._free_bytes -= size
+        del dropped
 
-    def _free(self, address: int) -> None:
-        if not address:
-            return
-        size = self._sizes.pop(address, None)
-        if size is not None and size >= MIN_BYTES:
-            with self._lock:
-                if self._free_bytes + size <= self._limit:
-                    self._blocks.setdefault(size, []).append(address)
-                    self._free_bytes += size
-                    return
-        _libc.free(address)
+    def _after_fork(self) -> None:
+        self._lock = threading.RLock()   # a fork may have copied it held by another thread
 
 
 def _block_bytes(nbytes: int) -> int:
     """A request's block: whole pages, at least one."""
     return -(-max(nbytes, 1) // PAGE) * PAGE
+
+
+def _nbytes(shape, dtype) -> int:
+    count = 1
+    for n in (shape if hasattr(shape, "__iter__") else (shape,)):
+        count *= int(n)
+    return count * np.dtype(dtype).itemsize
 
 
 _POOL = HostMemoryPool(_limit_from_environment())
@@ -169,80 +172,11 @@ def host_memory_pool() -> HostMemoryPool:
     return _POOL
 
 
-def _install():
-    """The NEP 49 handler capsule and NumPy's ``PyDataMem_SetHandler``; None where unavailable."""
-    global _libc, _madvise, _hugepages
-    try:
-        libc = ctypes.CDLL(None)
-        for name, res, args in (("malloc", ctypes.c_void_p, [ctypes.c_size_t]),
-                                ("calloc", ctypes.c_void_p, [ctypes.c_size_t, ctypes.c_size_t]),
-                                ("realloc", ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t]),
-                                ("free", None, [ctypes.c_void_p])):
-            fn = getattr(libc, name)
-            fn.restype, fn.argtypes = res, args
-        _libc = libc
-        _madvise = getattr(libc, "madvise", None)
-        if _madvise is not None:
-            _madvise.restype, _madvise.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        _hugepages = getattr(np._core.multiarray, "_get_madvise_hugepage", lambda: False)
-
-        api = ctypes.pythonapi
-        api.PyCapsule_GetPointer.restype, api.PyCapsule_GetPointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
-                                                                                                 ctypes.c_char_p]
-        api.PyCapsule_New.restype, api.PyCapsule_New.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
-                                                                                   ctypes.c_void_p]
-        table = api.PyCapsule_GetPointer(np._core._multiarray_umath._ARRAY_API, None)
-        slots = (ctypes.c_void_p * 307).from_address(table)   # NumPy's C API table (ABI-stable slots)
-        set_handler = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(slots[304])   # PyDataMem_SetHandler
-    except (AttributeError, OSError, TypeError, ValueError):
-        return None
-
-    malloc_t = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
-    calloc_t = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
-    realloc_t = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
-    free_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
-
-    class Allocator(ctypes.Structure):
-        _fields_ = [("ctx", ctypes.c_void_p), ("malloc", malloc_t), ("calloc", calloc_t),
-                    ("realloc", realloc_t), ("free", free_t)]
-
-    class Handler(ctypes.Structure):
-        _fields_ = [("name", ctypes.c_char * 127), ("version", ctypes.c_uint8), ("allocator", Allocator)]
-
-    pool = _POOL
-    functions = (malloc_t(lambda ctx, n: pool._malloc(n)),
-                 calloc_t(lambda ctx, n, size: pool._calloc(n, size)),
-                 realloc_t(lambda ctx, p, n: pool._realloc(p or 0, n)),
-                 free_t(lambda ctx, p, n: pool._free(p or 0)))
-    handler = Handler(NAME, 1, Allocator(None, *functions))
-    capsule_name = b"mem_handler"
-    capsule = api.PyCapsule_New(ctypes.addressof(handler), capsule_name, None)
-    # Arrays hold the capsule and may outlive this module (interpreter exit): what it points at
-    # must never be freed, so one reference is leaked on purpose.
-    keep = (functions, handler, capsule_name, capsule, pool)
-    api.Py_IncRef(ctypes.py_object(keep))
-    return set_handler, capsule
-
-
-_libc = _madvise = _hugepages = None
-_HOOK = _install()
-
-
-def available() -> bool:
-    """Whether this NumPy and C library let the pool serve outputs."""
-    return _HOOK is not None
-
-
 def empty(shape, dtype):
     """``numpy.empty(shape, dtype)``, from the pool when it is large enough and the pool is on."""
-    if _HOOK is None or not _POOL._limit or _nbytes(shape, dtype) < MIN_BYTES:
+    if not _POOL._limit or _nbytes(shape, dtype) < MIN_BYTES:
         return np.empty(shape, dtype)
-    set_handler, capsule = _HOOK
-    previous = set_handler(capsule)
-    try:
-        return np.empty(shape, dtype)
-    finally:
-        set_handler(previous)
+    return _POOL.empty(shape, dtype)
 
 
 def empty_for(shape, dtype):
@@ -250,17 +184,16 @@ def empty_for(shape, dtype):
     return empty if _nbytes(shape, dtype) >= MIN_BYTES else np.empty
 
 
-def _nbytes(shape, dtype) -> int:
-    count = 1
-    for n in (shape if hasattr(shape, "__iter__") else (shape,)):
-        count *= int(n)
-    return count * np.dtype(dtype).itemsize
+def is_pooled(array: np.ndarray) -> bool:
+    """Whether ``array`` (or the array it views) lies on a block of the pool."""
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(base, _Lease)
 
 
 def describe() -> str:
     """One line for ``info`` and the benchmark: whether large CPU outputs come from the pool."""
-    if _HOOK is None:
-        return "unavailable (NumPy's allocator hook or the C library's malloc is missing); outputs from numpy.empty"
     limit = _POOL.get_limit()
     if not limit:
         return "off (its limit is 0); outputs from numpy.empty"

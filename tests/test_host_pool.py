@@ -15,10 +15,8 @@ import pytest
 import gpubcast as gb
 from gpubcast import host_pool
 
-pytestmark = pytest.mark.skipif(not host_pool.available(), reason="NumPy's allocator hook is unavailable here")
-
 BIG = (64, 1024, 8)                     # 2 MiB of float32: over host_pool.MIN_BYTES
-handler_name = np._core.multiarray.get_handler_name
+pooled = host_pool.is_pooled
 
 
 @pytest.fixture
@@ -38,7 +36,7 @@ def test_a_large_output_comes_from_the_pool_and_its_block_serves_the_next(pool, 
     rng = np.random.default_rng(0)
     x, y = rng.random(BIG, dtype=np.float32), rng.random(BIG[-1:], dtype=np.float32)
     first = gb.add(x, y, backend=backend)
-    assert handler_name(first) == "gpubcast_host_pool" and first.flags.owndata
+    assert pooled(first) and first.flags.c_contiguous and first.flags.writeable
     np.testing.assert_array_equal(first, x + y)
     address = first.ctypes.data
     del first
@@ -58,15 +56,15 @@ def test_front_ends_and_user_kernels_on_numpy_arrays_get_pool_outputs(pool):
     np.testing.assert_array_equal(openvino, np.broadcast_to(x[0], BIG))
     squared = gb.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)", "pool_squared_diff")(x, x[:1])
     np.testing.assert_array_equal(squared, (x - x[:1]) * (x - x[:1]))
-    assert [handler_name(a) for a in (onnx_sum, openvino, squared)] == ["gpubcast_host_pool"] * 3
+    assert [pooled(a) for a in (onnx_sum, openvino, squared)] == [True] * 3
 
 
-def test_small_outputs_and_the_callers_arrays_use_numpys_allocator(pool):
+def test_small_outputs_and_the_callers_arrays_are_numpys_own(pool):
     small = gb.add(np.ones(1000, np.float32), 1)
-    assert handler_name(small) == "default_allocator"
-    gb.add(np.ones(BIG, np.float32), 1)
-    assert handler_name(np.empty(BIG, np.float32)) == "default_allocator"   # the handler was set back
-    assert handler_name(np.ones(BIG, np.float32) + 1) == "default_allocator"
+    assert not pooled(small) and small.flags.owndata
+    big = gb.add(np.ones(BIG, np.float32), 1)
+    assert pooled(big) and not pooled(np.ones(BIG, np.float32) + 1)
+    assert not pooled(big.copy()) and big.copy().flags.owndata
 
 
 def test_a_view_keeps_its_block_from_being_reused(pool):
@@ -87,7 +85,7 @@ def test_fused_outputs_come_from_the_pool(pool):
     f = gb.fuse(lambda a, x, b: a * x + b)
     for _ in range(3):                                  # the traced call, then the prepared runner
         out = f(np.float32(2), x, np.float32(1))
-        assert handler_name(out) == "gpubcast_host_pool"
+        assert pooled(out)
         np.testing.assert_array_equal(out, np.float32(2) * x + np.float32(1))
         del out
     assert pool.n_free_blocks() == 1
@@ -102,7 +100,7 @@ def test_the_limit_bounds_the_free_blocks_and_zero_turns_the_pool_off(pool):
     assert pool.n_free_blocks() == 0 and pool.free_bytes() == 0
     pool.set_limit(0)
     out = gb.add(np.ones(BIG, np.float32), 1)
-    assert handler_name(out) == "default_allocator"
+    assert not pooled(out) and out.flags.owndata
     assert "off" in host_pool.describe()
     for bad in (-1, 1.5, True, "1"):
         with pytest.raises(ValueError, match="whole number"):
@@ -117,23 +115,49 @@ def test_free_all_blocks_empties_the_pool(pool):
     assert pool.n_free_blocks() == 0 and pool.free_bytes() == 0
 
 
-def test_pool_outputs_resize_pickle_and_are_traced(pool):
+def test_pool_outputs_pickle_copy_and_are_traced(pool):
     out = gb.add(np.ones(BIG, np.float32), 1)
     back = pickle.loads(pickle.dumps(out))
     np.testing.assert_array_equal(back, out)
-    out.resize((10,), refcheck=False)                   # realloc through the pool's handler
-    np.testing.assert_array_equal(out, np.full(10, 2, np.float32))
-    out.resize(BIG, refcheck=False)
-    out[...] = 3
-    assert out.sum() == 3 * out.size
-    del out
+    assert not pooled(back)
+    with pytest.raises(ValueError, match="does not own its data"):   # a view of its block, as NumPy says
+        out.resize((10,))
+    del out, back
     gc.collect()
     tracemalloc.start()
     try:
         kept = gb.add(np.ones(BIG, np.float32), 1)
-        assert tracemalloc.get_traced_memory()[1] >= kept.nbytes   # NumPy's own tracking still sees it
+        assert tracemalloc.get_traced_memory()[1] >= kept.nbytes   # NumPy's own tracking sees the block
     finally:
         tracemalloc.stop()
+
+
+def _raises_while_an_output_is_on_the_stack(x):
+    def fail():
+        raise KeyError("the caller's own error")
+    return (gb.add(x, 1), fail())       # the output is freed while the KeyError unwinds
+
+
+def test_an_output_freed_while_an_exception_unwinds_keeps_the_exception_and_returns_its_block(pool):
+    # The CI failure of the NEP 49 allocator written with ctypes: freeing there ran Python with the
+    # exception pending, which turned it into a SystemError and leaked the block.
+    x = np.ones(BIG, np.float32)
+    for _ in range(50):
+        with pytest.raises(KeyError, match="the caller's own error"):
+            _raises_while_an_output_is_on_the_stack(x)
+        assert pool.n_free_blocks() == 1 and pool.free_bytes() == x.nbytes
+    run = _python("""
+        import numpy as np, gpubcast as gb
+        def fail():
+            raise KeyError("mine")
+        for _ in range(20):
+            try:
+                (gb.add(np.ones((64, 1024, 8), np.float32), 1), fail())
+            except KeyError:
+                pass
+        print(gb.host_memory_pool().n_free_blocks())
+    """)
+    assert run.returncode == 0 and run.stdout.split() == ["1"] and run.stderr == "", run.stderr
 
 
 def test_threads_allocating_and_freeing_at_once_get_their_own_values(pool):
@@ -177,17 +201,17 @@ def test_pool_arrays_alive_at_interpreter_exit_are_harmless():
             time.sleep(60)
         threading.Thread(target=hold, daemon=True).start()
         time.sleep(0.2)
-        print("ok", np._core.multiarray.get_handler_name(keep))
+        print("ok", gb.host_pool.is_pooled(keep))
     """)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["ok", "gpubcast_host_pool"] and run.stderr == ""
+    assert run.stdout.split() == ["ok", "True"] and run.stderr == ""
 
 
 def test_the_environment_sets_the_limit_and_rejects_nonsense():
     off = _python("import numpy as np, gpubcast as gb; "
-                  "print(np._core.multiarray.get_handler_name(gb.add(np.ones((64, 1024, 8), np.float32), 1)))",
+                  "print(gb.host_pool.is_pooled(gb.add(np.ones((64, 1024, 8), np.float32), 1)))",
                   GPUBCAST_HOST_POOL_LIMIT="0")
-    assert off.returncode == 0 and off.stdout.strip() == "default_allocator", off.stderr
+    assert off.returncode == 0 and off.stdout.strip() == "False", off.stderr
     bad = _python("import numpy as np, gpubcast as gb; gb.add(np.ones(3), 1)", GPUBCAST_HOST_POOL_LIMIT="1GB")
     assert bad.returncode != 0 and "GPUBCAST_HOST_POOL_LIMIT='1GB'" in bad.stderr
 
