@@ -105,10 +105,8 @@ class HostMemoryPool:
             blocks, self._blocks, self._free_bytes = self._blocks, {}, 0
         del blocks                       # outside the lock: freeing runs no Python, but keep it short
 
-    def empty(self, shape, dtype) -> np.ndarray:
-        """A C-contiguous array of ``shape`` and ``dtype`` on a block of the pool."""
-        dtype = np.dtype(dtype)
-        nbytes = _nbytes(shape, dtype)
+    def _lend(self, shape, dtype: np.dtype, nbytes: int) -> np.ndarray:
+        """A C-contiguous array of ``shape`` and ``dtype`` (``nbytes`` in all) on a block of the pool."""
         size = _block_bytes(nbytes)
         with self._lock:
             free = self._blocks.get(size)
@@ -174,9 +172,10 @@ def host_memory_pool() -> HostMemoryPool:
 
 def empty(shape, dtype):
     """``numpy.empty(shape, dtype)``, from the pool when it is large enough and the pool is on."""
-    if not _POOL._limit or _nbytes(shape, dtype) < MIN_BYTES:
+    nbytes = _nbytes(shape, dtype)
+    if not _POOL._limit or nbytes < MIN_BYTES:
         return np.empty(shape, dtype)
-    return _POOL.empty(shape, dtype)
+    return _POOL._lend(shape, np.dtype(dtype), nbytes)
 
 
 def empty_for(shape, dtype):
