@@ -21,6 +21,7 @@ callback written in Python is not: ctypes reports the pending exception as its o
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import weakref
@@ -102,8 +103,7 @@ class HostMemoryPool:
     def free_all_blocks(self) -> None:
         """Give every free block back to NumPy's allocator."""
         with self._lock:
-            blocks, self._blocks, self._free_bytes = self._blocks, {}, 0
-        del blocks                       # outside the lock: freeing runs no Python, but keep it short
+            self._blocks, self._free_bytes = {}, 0
 
     def _lend(self, shape, dtype: np.dtype, nbytes: int) -> np.ndarray:
         """A C-contiguous array of ``shape`` and ``dtype`` (``nbytes`` in all) on a block of the pool."""
@@ -134,15 +134,13 @@ class HostMemoryPool:
                 self._free_bytes += size
 
     def _trim(self) -> None:
-        dropped = []
         with self._lock:
             while self._free_bytes > self._limit:
                 size = max(self._blocks)
-                dropped.append(self._blocks[size].pop())
+                self._blocks[size].pop()
                 if not self._blocks[size]:
                     del self._blocks[size]
                 self._free_bytes -= size
-        del dropped
 
     def _after_fork(self) -> None:
         self._lock = threading.RLock()   # a fork may have copied it held by another thread
@@ -154,10 +152,7 @@ def _block_bytes(nbytes: int) -> int:
 
 
 def _nbytes(shape, dtype) -> int:
-    count = 1
-    for n in (shape if hasattr(shape, "__iter__") else (shape,)):
-        count *= int(n)
-    return count * np.dtype(dtype).itemsize
+    return math.prod(shape if hasattr(shape, "__iter__") else (shape,)) * np.dtype(dtype).itemsize
 
 
 _POOL = HostMemoryPool(_limit_from_environment())
