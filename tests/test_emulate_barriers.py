@@ -107,3 +107,75 @@ def test_faults_go_to_the_callers_check(emu):
     check = emulate.Check(memory_off=1)
     _run(emu, 0, check=check)
     assert check.faults == 0
+
+
+# ---- one team of fibers per OS thread, shared by every library ---------------------------------
+TEAM_FAMILY = "test_fiber_teams"
+TEAM_SOURCE = r"""
+#include "indexing.cuh"
+namespace gbt {
+struct TeamArgs { int* out; const int* in; };
+template <int K> constexpr int t_ept = 1;
+template <int K> __global__ void t(TeamArgs a) {   // every thread parked at once, then out = in + K
+  const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int x = a.in[i] + K;
+  __syncthreads();
+  a.out[i] = x;
+}
+}
+"""
+TEAM_LIBRARIES = 6
+
+
+def _guard_pages() -> int:
+    """Inaccessible anonymous mappings of this process: a fiber stack's guard is one."""
+    with open("/proc/self/maps") as maps:
+        return sum(1 for line in maps if line.split()[1] == "---p" and len(line.split()) == 5)
+
+
+def _run_team(emu, k, grid=2, block=BLOCK):
+    x = np.arange(grid * block, dtype=np.int32) * 3 - 50
+    out = np.full_like(x, -1)
+    emu.run_raw(f"gbt::t<{k}>", struct.pack("<QQ", out.ctypes.data, x.ctypes.data), grid, block)
+    assert np.array_equal(out, x + k), (k, block)
+
+
+@pytest.fixture(scope="module")
+def team_emulators():
+    names = [f"gbt::t<{k}>" for k in range(TEAM_LIBRARIES)]
+    sources.register(TEAM_FAMILY, TEAM_SOURCE, names)
+    return [emulate.Emulator([(TEAM_FAMILY, name)]) for name in names]   # one library each
+
+
+def test_libraries_share_their_threads_fibers_so_memory_maps_do_not_grow_with_them(team_emulators):
+    # a process may hold vm.max_map_count (65530) maps; a team of 256 fibers costs ~513 of them, so
+    # a team per library ran a suite's worker out of maps after ~120 libraries
+    _run_team(team_emulators[0], 0)                   # this thread's team exists from here on
+    before = _guard_pages()
+    for k, emu in enumerate(team_emulators):
+        _run_team(emu, k)
+    assert _guard_pages() - before == 0
+
+
+def test_a_threads_team_is_its_own_and_goes_with_the_thread(team_emulators):
+    import gc
+    import threading
+    before, during = _guard_pages(), []
+
+    def launches():
+        for k, emu in enumerate(team_emulators):
+            _run_team(emu, k)
+        during.append(_guard_pages())
+
+    worker = threading.Thread(target=launches)
+    worker.start()
+    worker.join()
+    gc.collect()
+    assert during and during[0] - before >= emulate.launch.BLOCK      # a team of its own
+    assert _guard_pages() - before <= 2                                # freed with the thread
+
+
+def test_a_block_larger_than_the_team_gets_a_larger_team(team_emulators):
+    for block in (1024, 32, BLOCK):
+        for k in (1, 4):
+            _run_team(team_emulators[k], k, grid=3, block=block)

@@ -5,8 +5,9 @@ The same inlined source NVRTC compiles is built with g++ against the CUDA header
 (``sources.host_include_dirs``): ``__global__`` and friends expand to nothing (CUDA's own
 host_defines.h), ``threadIdx / blockIdx / blockDim / gridDim`` are thread-local ``dim3``
 variables, and a loop over the launch grid runs each block's threads as cooperative fibers
-(one stack each, started once per OS thread and reused, switched with ``_setjmp/_longjmp``:
-about 40 ns a thread here for a kernel without barriers).  ``__syncthreads()`` parks a thread
+(one stack each, switched with ``_setjmp/_longjmp``: about 40 ns a thread here for a kernel
+without barriers; started once per OS thread and shared by every library, so that memory maps
+grow with threads, not with libraries).  ``__syncthreads()`` parks a thread
 until every thread of its block has parked or exited; ``__shared__`` variables are
 ``static thread_local``, one per block (a block runs on one OS thread at a time).  Launches come
 from ``gpubcast.cuda.launch`` exactly as the CUDA backend's do, with host pointers in place of
@@ -45,6 +46,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from .. import cache
@@ -53,6 +55,7 @@ from . import catalog, launch, sources
 
 CXX_FLAGS = ("-std=c++17", "-O0", "-fPIC", "-shared", "-ffp-contract=off", "-fno-strict-aliasing",
              "-w")
+STACK_KIB = 256   # the stack of an emulated thread (a fiber), its lowest page a guard
 
 _PRELUDE = """\
 // gpubcast host emulation harness (generated): the kernels of {family}.cu as host C++
@@ -133,68 +136,76 @@ template <typename P> static P gb_checked(P p, const void* base, bool is_write) 
 #define GB_PTR(p, base, is_write) gb_checked((p), (const void*)(base), (is_write))
 
 // ---- a block's threads as fibers -----------------------------------------------------------
-// Each thread of a block runs on its own stack (ucontext, started once per OS thread and stack,
-// switched with _setjmp/_longjmp: no system call per switch).  __syncthreads() parks the thread;
-// when every thread of the block has parked or exited, the barrier is released (a fault when some
-// exited or they parked at different calls), the next barrier interval begins, and the parked
-// threads resume in the launch's thread order.
+// Each thread of a block runs on its own stack (ucontext, started once, switched with
+// _setjmp/_longjmp: no system call per switch).  __syncthreads() parks the thread; when every
+// thread of the block has parked or exited, the barrier is released (a fault when some exited or
+// they parked at different calls), the next barrier interval begins, and the parked threads
+// resume in the launch's thread order.
+// The fibers form a team, one per OS thread for the whole process, shared by every emulation
+// library it loads: one mapping holds the team and its stacks (each one's lowest page a guard), so
+// a process's memory maps grow with its threads, not with its libraries (the kernel caps a
+// process at vm.max_map_count maps, and a guard page costs two).  A team is made by gb_team_new
+// of any library; each launch is passed its thread's team, and a fiber calls whatever the
+// launching library set, so any library drives fibers another started (none is ever unloaded).
 enum {{ GB_READY = 0, GB_WAITING = 1, GB_DONE = 2 }};
 struct gb_fiber_t {{ jmp_buf jb; unsigned tid; int state; void* site; }};
-struct gb_sched_t {{
+struct gb_team_t {{
   jmp_buf main;                       // the scheduler, while a fiber runs
-  gb_fiber_t* fibers = 0;             // one per thread of a block, in visiting order
-  unsigned nfibers = 0;
-  char* stacks = 0;
-  gb_fiber_t* cur = 0;
-  void (*call)(const void*) = 0;      // runs the kernel as thread threadIdx
-  const void* arg = 0;
-  unsigned long long gen = 1;         // barrier intervals begun on this OS thread (blocks and barriers)
-  unsigned long long block_gen = 1;   // gen at the current block's start
-  ~gb_sched_t() {{ if (stacks) munmap(stacks, (size_t)nfibers * GB_STACK); delete[] fibers; }}
-  static constexpr size_t GB_STACK = 256 * 1024;   // per thread; its lowest page a guard
+  gb_fiber_t* cur;
+  void (*call)(const void*);          // runs the kernel as thread threadIdx (set by the launching library)
+  const void* arg;
+  unsigned long long gen;             // barrier intervals begun on this OS thread (blocks and barriers)
+  unsigned long long block_gen;       // gen at the current block's start
+  unsigned long long bytes;           // of the team's mapping
+  unsigned nfibers;
+  gb_fiber_t* fibers;                 // one per thread of a block, in visiting order
 }};
-static thread_local gb_sched_t gb_sched;
+static const size_t GB_STACK = {stack_kib} * 1024;   // per fiber
+static thread_local gb_team_t* gb_team = 0;         // the running launch's team (set by gb_run)
 
 static void gb_fiber_main() {{
-  gb_sched_t& s = gb_sched;
-  gb_fiber_t* f = s.cur;
+  gb_team_t* t = gb_team;                           // a local: later launches may come from any library
+  gb_fiber_t* f = t->cur;
   for (;;) {{
-    if (!_setjmp(f->jb)) _longjmp(s.main, 1);   // parked until it runs a thread
-    s.call(s.arg);
+    if (!_setjmp(f->jb)) _longjmp(t->main, 1);     // parked until it runs a thread
+    t->call(t->arg);
     f->state = GB_DONE;
   }}
 }}
 
-static bool gb_fibers(unsigned n) {{                // at least n fibers started on this OS thread
-  gb_sched_t& s = gb_sched;
-  if (n <= s.nfibers) return true;
-  if (s.stacks) munmap(s.stacks, (size_t)s.nfibers * gb_sched_t::GB_STACK);
-  delete[] s.fibers;
-  s.stacks = 0; s.fibers = 0; s.nfibers = 0;
-  void* m = mmap(0, (size_t)n * gb_sched_t::GB_STACK, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) return false;
-  s.stacks = (char*)m;
-  s.fibers = new gb_fiber_t[n];
-  s.nfibers = n;
-  const long page = sysconf(_SC_PAGESIZE);
+extern "C" void gb_team_free(gb_team_t* t) {{ munmap(t, t->bytes); }}
+
+extern "C" gb_team_t* gb_team_new(unsigned n) {{   // n fibers started on this OS thread; 0: no memory
+  const size_t page = sysconf(_SC_PAGESIZE);
+  const size_t head = (sizeof(gb_team_t) + n * sizeof(gb_fiber_t) + page - 1) / page * page;
+  const size_t bytes = head + (size_t)n * GB_STACK;
+  void* m = mmap(0, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return 0;
+  gb_team_t* t = (gb_team_t*)m;                     // mmap's memory is zeroed
+  t->bytes = bytes;
+  t->nfibers = n;
+  t->fibers = (gb_fiber_t*)(t + 1);
+  t->gen = t->block_gen = 1;
+  gb_team_t* running = gb_team;
+  gb_team = t;                                      // read by each fiber as it starts
   for (unsigned i = 0; i < n; ++i) {{
-    char* stack = s.stacks + (size_t)i * gb_sched_t::GB_STACK;
-    mprotect(stack, page, PROT_NONE);
+    char* stack = (char*)m + head + (size_t)i * GB_STACK;
+    if (mprotect(stack, page, PROT_NONE)) {{ gb_team = running; munmap(m, bytes); return 0; }}
     ucontext_t uc, back;
     getcontext(&uc);
     uc.uc_stack.ss_sp = stack;
-    uc.uc_stack.ss_size = gb_sched_t::GB_STACK;
+    uc.uc_stack.ss_size = GB_STACK;
     uc.uc_link = 0;
     makecontext(&uc, gb_fiber_main, 0);
-    s.cur = &s.fibers[i];
-    if (!_setjmp(s.main)) swapcontext(&back, &uc);   // runs to its first park
+    t->cur = &t->fibers[i];
+    if (!_setjmp(t->main)) swapcontext(&back, &uc);   // runs to its first park
   }}
-  return true;
+  gb_team = running;
+  return t;
 }}
 
 __attribute__((noinline)) static void gb_syncthreads() {{
-  gb_sched_t& s = gb_sched;
+  gb_team_t& s = *gb_team;
   gb_fiber_t* f = s.cur;
   f->state = GB_WAITING;
   f->site = __builtin_return_address(0);           // the call: threads must wait at the same one
@@ -227,7 +238,7 @@ template <typename P> static P gb_smem_check(P p, const void* base, unsigned lon
   if (!gb_check_state) return p;
   gb_smem_t* b = gb_smem_buf(base, bytes);
   if (!b || !b->shadow) return p;
-  const gb_sched_t& s = gb_sched;
+  const gb_team_t& s = *gb_team;
   const unsigned tid = threadIdx.x;
   const unsigned long long n = sizeof(*p), a = (unsigned long long)(const unsigned char*)p;
   const unsigned long long off = a - (unsigned long long)b->base;
@@ -260,7 +271,7 @@ template <typename P> static P gb_smem_check(P p, const void* base, unsigned lon
 static void gb_smem_dead(const void* base, unsigned long long bytes) {{
   if (!gb_check_state) return;
   gb_smem_t* b = gb_smem_buf(base, bytes);
-  if (b) b->dead = gb_sched.gen;                   // writes from here on (this interval) count
+  if (b) b->dead = gb_team->gen;                   // writes from here on (this interval) count
 }}
 #define GB_SMEM(p, base, bytes, is_write) gb_smem_check((p), (const void*)(base), (bytes), (is_write))
 #define GB_SMEM_DEAD(base, bytes) gb_smem_dead((const void*)(base), (bytes))
@@ -272,10 +283,11 @@ _RUNNER = """
 template <typename P> static int gb_run(void (*kernel)(P), const void* params, unsigned long long nbytes,
                                         unsigned grid, unsigned block, unsigned long long bmul,
                                         unsigned long long badd, unsigned tmul, unsigned tadd,
-                                        gb_check_t* check) {{
+                                        gb_check_t* check, gb_team_t* team) {{
   if (nbytes != sizeof(P)) return -1;
-  gb_sched_t& s = gb_sched;
-  if (!gb_fibers(block)) return -3;
+  if (block > team->nfibers) return -3;
+  gb_team = team;
+  gb_team_t& s = *team;
   P p;
   memcpy(&p, params, sizeof(P));
   struct Call {{
@@ -325,8 +337,8 @@ template <typename P> static unsigned long long gb_param_size(void (*)(P)) {{ re
 _ENTRY = """
 extern "C" int gb_run_{i}(const void* params, unsigned long long nbytes, unsigned grid, unsigned block,
                           unsigned long long bmul, unsigned long long badd, unsigned tmul, unsigned tadd,
-                          gb_check_t* check) {{
-  return gb_run(&{name}, params, nbytes, grid, block, bmul, badd, tmul, tadd, check);
+                          gb_check_t* check, gb_team_t* team) {{
+  return gb_run(&{name}, params, nbytes, grid, block, bmul, badd, tmul, tadd, check, team);
 }}
 extern "C" int gb_ept_{i}() {{ return {ept}; }}
 extern "C" unsigned long long gb_size_{i}() {{ return gb_param_size(&{name}); }}
@@ -358,7 +370,7 @@ def _ept_expr(name: str) -> str:
 
 def translation_unit(family: str, names: list[str]) -> str:
     defines = sources.defines(sources.extra_options(family))      # a generated family's NVRTC -D options
-    parts = [_PRELUDE.format(family=family), *(d + "\n" for d in defines),
+    parts = [_PRELUDE.format(family=family, stack_kib=STACK_KIB), *(d + "\n" for d in defines),
              sources.source(family), _RUNNER.format()]
     for i, name in enumerate(names):
         parts.append(_ENTRY.format(i=i, name=name, ept=_ept_expr(name)))
@@ -452,7 +464,7 @@ class Emulator:
                 run = getattr(dll, f"gb_run_{i}")
                 run.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_uint,
                                 ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_uint,
-                                ctypes.POINTER(Check)]
+                                ctypes.POINTER(Check), ctypes.c_void_p]
                 run.restype = ctypes.c_int
                 ept = getattr(dll, f"gb_ept_{i}")
                 ept.restype = ctypes.c_int
@@ -491,14 +503,46 @@ class Emulator:
         mine = check is None
         if mine:
             check = Check(memory_off=1)
-        rc = self._entry(name)[0](params, len(params), grid, block, *order, ctypes.byref(check))
+        run, _, _, dll = self._entry(name)
+        rc = run(params, len(params), grid, block, *order, ctypes.byref(check), _team(dll, block).address)
         if rc == -1:
             raise RuntimeError(f"{name}: argument of {len(params)} bytes, the kernel takes "
                                f"{self.param_size(name)}")
         if rc:
-            raise RuntimeError(f"{name}: no memory for the stacks of {block} emulated threads")
+            raise RuntimeError(f"{name}: {block} threads a block, more than this thread's team of fibers")
         if mine and check.faults:
             raise Fault(f"{name}: {describe(check)}")
+
+
+class _Team:
+    """An OS thread's team of fibers (the harness's ``gb_team_t``, made by ``gb_team_new`` of any
+    emulation library): the stacks every launch on the thread runs its block's threads on.  One
+    per thread for the process, freed with the thread (``_teams``)."""
+
+    def __init__(self, dll: ctypes.CDLL, fibers: int):
+        new, self._free = dll.gb_team_new, dll.gb_team_free
+        new.argtypes, new.restype = [ctypes.c_uint], ctypes.c_void_p
+        self._free.argtypes, self._free.restype = [ctypes.c_void_p], None
+        self.fibers, self.address = fibers, new(fibers)
+        if not self.address:
+            raise MemoryError(f"no memory for the stacks of {fibers} emulated threads ({fibers} x "
+                              f"{STACK_KIB} KiB of address space and {2 * fibers} memory maps)")
+
+    def __del__(self):
+        if getattr(self, "address", None):
+            self._free(self.address)
+
+
+_teams = threading.local()
+
+
+def _team(dll: ctypes.CDLL, fibers: int) -> _Team:
+    """This thread's team, with at least ``fibers`` fibers (a smaller one is freed first)."""
+    team = getattr(_teams, "team", None)
+    if team is None or team.fibers < fibers:
+        _teams.team = team = None
+        _teams.team = team = _Team(dll, max(fibers, launch.BLOCK))
+    return team
 
 
 class Fault(RuntimeError):
