@@ -1,8 +1,11 @@
 """The host emulation's __syncthreads() and __shared__ (gpubcast/cuda/emulate.py): a block's threads
 run as fibers, a barrier waits for all of them, shared variables are one per block; barrier
-divergence and shared-memory races are faults.  Tiny kernels of a registered test family."""
+divergence and shared-memory races are faults; the fibers are one team per OS thread, shared by every
+library.  Tiny kernels of registered test families."""
 
+import gc
 import struct
+import threading
 
 import numpy as np
 import pytest
@@ -154,12 +157,10 @@ def test_libraries_share_their_threads_fibers_so_memory_maps_do_not_grow_with_th
     before = _guard_pages()
     for k, emu in enumerate(team_emulators):
         _run_team(emu, k)
-    assert _guard_pages() - before == 0
+    assert _guard_pages() - before < 8     # a team per library: 256 more guard pages for each
 
 
 def test_a_threads_team_is_its_own_and_goes_with_the_thread(team_emulators):
-    import gc
-    import threading
     before, during = _guard_pages(), []
 
     def launches():
