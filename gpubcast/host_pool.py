@@ -15,8 +15,16 @@ returns the block.  Weak-reference callbacks run with any exception in flight sa
 restored by CPython, so an output freed while an exception unwinds is safe (an allocator
 callback written in Python is not: ctypes reports the pending exception as its own error).
 
+Only plain data comes from the pool: an output whose dtype holds Python objects (``hasobject``:
+object arrays, records with an object field) is ``numpy.empty``'s, which fills it with ``None``.
+
+Bookkeeping survives an exception at any line (a Ctrl-C, a signal handler's exception): the free
+blocks are the only state, and their byte count is derived from them, never kept beside them; a
+step that is cut short at worst drops a block (NumPy frees it), it never miscounts one.
+
 ``host_memory_pool()`` is the pool (its methods are CuPy's ``MemoryPool``'s); the limit comes from
-``GPUBCAST_HOST_POOL_LIMIT`` (bytes; 0 turns the pool off) and defaults to ``DEFAULT_LIMIT``.
+``GPUBCAST_HOST_POOL_LIMIT`` (bytes; 0 turns the pool off) and defaults to ``DEFAULT_LIMIT`` (a value
+that is not a whole number >= 0 warns and keeps the default).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -50,9 +59,11 @@ def _limit_from_environment() -> int:
         limit = int(text)
     except ValueError:
         limit = -1
-    if limit < 0:
-        raise ValueError(f"GPUBCAST_HOST_POOL_LIMIT={text!r}: give the bytes the host pool may keep "
-                         f"(a whole number >= 0; 0 turns the pool off)")
+    if limit < 0:  # as Numba treats a bad NUMBA_* value: warn, keep the default, import on
+        warnings.warn(f"GPUBCAST_HOST_POOL_LIMIT={text!r} is not a number of bytes (a whole number >= 0; "
+                      f"0 turns the pool off); using the default, {DEFAULT_LIMIT} bytes", RuntimeWarning,
+                      stacklevel=2)
+        return DEFAULT_LIMIT
     return limit
 
 
@@ -76,14 +87,13 @@ class HostMemoryPool:
 
     def __init__(self, limit: int):
         self._lock = threading.RLock()   # reentrant: a garbage collection inside may return a block
-        self._blocks: dict = {}          # block bytes -> free blocks of that size
+        self._blocks: dict = {}          # block bytes -> free blocks of that size (the only count kept)
         self._leases: dict = {}          # id(weak reference) -> the weak reference of a lent block
-        self._free_bytes = 0
         self._limit = limit
 
     def free_bytes(self) -> int:
         """Bytes held in free blocks."""
-        return self._free_bytes
+        return sum(size * len(free) for size, free in list(self._blocks.items()))
 
     def n_free_blocks(self) -> int:
         """Number of free blocks held."""
@@ -103,7 +113,7 @@ class HostMemoryPool:
     def free_all_blocks(self) -> None:
         """Give every free block back to NumPy's allocator."""
         with self._lock:
-            self._blocks, self._free_bytes = {}, 0
+            self._blocks = {}
 
     def _lend(self, shape, dtype: np.dtype, nbytes: int) -> np.ndarray:
         """A C-contiguous array of ``shape`` and ``dtype`` (``nbytes`` in all) on a block of the pool."""
@@ -111,10 +121,7 @@ class HostMemoryPool:
         with self._lock:
             free = self._blocks.get(size)
             if free:
-                block = free.pop()
-                self._free_bytes -= size
-                if not free:
-                    del self._blocks[size]
+                block = free.pop()     # cut short after this line: the block is dropped, nothing miscounted
             else:
                 array = np.empty(size, np.uint8)   # NumPy's allocator: huge pages as NumPy sets them
                 block = (array, _interface(array))
@@ -129,18 +136,20 @@ class HostMemoryPool:
         size = block[0].nbytes
         with self._lock:
             self._leases.pop(id(ref), None)
-            if self._free_bytes + size <= self._limit:
+            if self.free_bytes() + size <= self._limit:
                 self._blocks.setdefault(size, []).append(block)
-                self._free_bytes += size
 
     def _trim(self) -> None:
+        """Drop free blocks, largest first, until they fit the limit (and the sizes left empty)."""
         with self._lock:
-            while self._free_bytes > self._limit:
-                size = max(self._blocks)
-                self._blocks[size].pop()
-                if not self._blocks[size]:
+            excess = self.free_bytes() - self._limit
+            for size in sorted(self._blocks, reverse=True):
+                free = self._blocks[size]
+                while free and excess > 0:
+                    free.pop()
+                    excess -= size
+                if not free:
                     del self._blocks[size]
-                self._free_bytes -= size
 
     def _after_fork(self) -> None:
         self._lock = threading.RLock()   # a fork may have copied it held by another thread
@@ -166,16 +175,18 @@ def host_memory_pool() -> HostMemoryPool:
 
 
 def empty(shape, dtype):
-    """``numpy.empty(shape, dtype)``, from the pool when it is large enough and the pool is on."""
+    """``numpy.empty(shape, dtype)``, from the pool when it is large enough, holds no Python objects
+    and the pool is on."""
+    dtype = np.dtype(dtype)
     nbytes = _nbytes(shape, dtype)
-    if not _POOL._limit or nbytes < MIN_BYTES:
+    if not _POOL._limit or nbytes < MIN_BYTES or dtype.hasobject:
         return np.empty(shape, dtype)
-    return _POOL._lend(shape, np.dtype(dtype), nbytes)
+    return _POOL._lend(shape, dtype, nbytes)
 
 
 def empty_for(shape, dtype):
     """The allocator for repeated outputs of this shape and dtype (a prepared runner's)."""
-    return empty if _nbytes(shape, dtype) >= MIN_BYTES else np.empty
+    return empty if _nbytes(shape, dtype) >= MIN_BYTES and not np.dtype(dtype).hasobject else np.empty
 
 
 def is_pooled(array: np.ndarray) -> bool:

@@ -212,8 +212,11 @@ def test_the_environment_sets_the_limit_and_rejects_nonsense():
                   "print(gb.host_pool.is_pooled(gb.add(np.ones((64, 1024, 8), np.float32), 1)))",
                   GPUBCAST_HOST_POOL_LIMIT="0")
     assert off.returncode == 0 and off.stdout.strip() == "False", off.stderr
-    bad = _python("import numpy as np, gpubcast as gb; gb.add(np.ones(3), 1)", GPUBCAST_HOST_POOL_LIMIT="1GB")
-    assert bad.returncode != 0 and "GPUBCAST_HOST_POOL_LIMIT='1GB'" in bad.stderr
+    bad = _python("import numpy as np, gpubcast as gb; print(gb.add(np.ones(3), 1)[0], "
+                  "gb.host_memory_pool().get_limit() == gb.host_pool.DEFAULT_LIMIT)", GPUBCAST_HOST_POOL_LIMIT="1GB")
+    assert bad.returncode == 0, bad.stderr                       # a typo warns, it does not break the import
+    assert bad.stdout.split() == ["2.0", "True"]
+    assert "RuntimeWarning: GPUBCAST_HOST_POOL_LIMIT='1GB' is not a number of bytes" in bad.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
@@ -229,3 +232,80 @@ def test_a_forked_child_reuses_the_blocks_it_inherits():
         print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), gb.host_memory_pool().n_free_blocks())
     """)
     assert run.returncode == 0 and run.stdout.split() == ["0", "1"], run.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(object), np.dtype([("a", object), ("b", np.float64)])])
+def test_outputs_holding_python_objects_never_come_from_the_pool(pool, dtype):
+    n = host_pool.MIN_BYTES // dtype.itemsize + 1                    # over the pool's size
+    one = np.empty(1, dtype)
+    one[0] = (7, 1.5) if dtype.names else 7
+    values = np.empty(n, dtype)
+    values[:] = one[0]
+    for result in (gb.broadcast_to(one, (n,)), gb.expand(one, (n,)), gb.where(np.ones(n, bool), values, one)):
+        assert result.dtype == dtype and not pooled(result)
+        np.testing.assert_array_equal(result, np.broadcast_to(one, (n,)))
+    if not dtype.names:
+        total = gb.add(values, values)
+        assert not pooled(total) and total.dtype == object and (total == 14).all()
+
+
+def _bookkeeping_lines():
+    """Every line of the pool's methods that touch its blocks (the places an exception can land)."""
+    import dis
+    import linecache
+    lines = set()
+    for name in ("_lend", "_give_back", "_trim", "set_limit", "free_all_blocks", "free_bytes"):
+        code = getattr(host_pool.HostMemoryPool, name).__code__
+        for c in (code, *(k for k in code.co_consts if hasattr(k, "co_code"))):   # the callback's lambda too
+            lines |= {n for _, n in dis.findlinestarts(c) if n and n > c.co_firstlineno}
+    return sorted(n for n in lines if not linecache.getline(host_pool.__file__, n).strip().startswith("raise "))
+
+
+@pytest.mark.parametrize("line", _bookkeeping_lines())
+def test_an_exception_at_any_bookkeeping_line_leaves_the_pool_consistent(pool, line):
+    # A tracer raises KeyboardInterrupt the first time ``line`` of host_pool.py runs, inside a
+    # scenario that lends, returns, reuses and trims blocks: deterministic Ctrl-C at each step.
+    x = np.ones(BIG, np.float32)
+    fired, unraisable = [], []
+
+    def local(frame, event, arg):
+        if event == "line" and frame.f_lineno == line and not fired:
+            fired.append(line)
+            raise KeyboardInterrupt
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code.co_filename == host_pool.__file__ else None
+
+    def scenario():
+        a = gb.add(x, 1, backend="numpy")
+        b = gb.add(x, 2, backend="numpy")
+        del a, b                                   # two free blocks (weak-reference callbacks)
+        pool.set_limit(x.nbytes)                   # trimmed to one block
+        c = gb.add(x, 3, backend="numpy")          # which is reused
+        del c                                      # and returned
+        pool.free_bytes()
+        pool.set_limit(0)                          # every block dropped
+        pool.set_limit(host_pool.DEFAULT_LIMIT)
+        pool.free_all_blocks()
+
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append   # a callback's exception is unraisable
+    sys.settrace(tracer)
+    try:
+        scenario()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.settrace(None)
+        sys.unraisablehook = hook
+    gc.collect()
+    assert fired == [line]
+    assert pool.free_bytes() == sum(b[0].nbytes for free in pool._blocks.values() for b in free)
+    pool.set_limit(3 * x.nbytes)                   # never fails on what the interruption left
+    again = [gb.add(x, k, backend="numpy") for k in range(4)]
+    assert [float(a[0, 0, 0]) for a in again] == [1.0, 2.0, 3.0, 4.0]
+    del again
+    assert pool.free_bytes() == pool.n_free_blocks() * x.nbytes <= 3 * x.nbytes
+    pool.set_limit(0)
+    assert pool.free_bytes() == 0
+    pool.free_all_blocks()
