@@ -8,7 +8,7 @@ them as one pass; ``ElementwiseKernel`` runs user-written C/C++ kernels (CuPy's)
 same rules.
 """
 
-from . import api, dask_arrays, ops  # noqa: F401 - dask_arrays registers with dispatch (no dask import)
+from . import api, dask_arrays, ops, subclasses  # noqa: F401 - dask_arrays and subclasses register with dispatch
 from .api import *  # noqa: F401,F403  (the generated NumPy-style functions)
 from .api import broadcast_to, cast, clip, expand, prelu, where
 from .dtypes import bfloat16

@@ -75,6 +75,14 @@ def _raw(dt: np.dtype, unsigned: bool = False):
     return dt.type, S.NATIVE
 
 
+def computes(dtypes) -> bool:
+    """Whether compiled rows compute on every one of ``dtypes``: bool, integer, floating and complex
+    types up to float64/complex128 (Numba has no long double: ``longdouble``/``clongdouble`` run on
+    the NumPy reference, NumPy's own loops)."""
+    return all(_dt.kind(d) in "biufc" and d.type not in _LONG for d in dtypes)
+
+
+_LONG = (np.longdouble, np.clongdouble)
 _TYPEABLE: dict = {}
 
 
@@ -124,7 +132,7 @@ def make_spec(op, in_dtypes, out_dtype, scalar_second: bool = False) -> Spec | N
     takes its fast path, ``numba_scalar.SCALAR_SECOND_CONSTANT``; a broadcast one does not)."""
     if op.kind == "move" or op.name == "where":
         return _move_spec(op, in_dtypes, out_dtype)
-    if any(_dt.kind(d) not in "biufc" for d in (*in_dtypes, out_dtype)):
+    if not computes((*in_dtypes, out_dtype)):
         return None
     unsigned = op.name in S.SIGN_AGNOSTIC
     if op.kind == "variadic":
@@ -296,6 +304,8 @@ class NumbaBackend(HostArrays):
     def execute_fused(self, program, p, inputs, out) -> bool:
         """Run fused ``program`` (``gpubcast.fusion``) over plan ``p`` of its leaves ``inputs`` into
         ``out`` with one generated row function (``numba_fused``); False if a dtype has no raw type."""
+        if not computes((*(x.dtype for x in inputs), *(c.dtype for c in program.constants), out.dtype)):
+            return False
         if program.constants:
             inputs = (*inputs, program.constant_block)
         found = self._fused_spec(program, p, tuple(x.dtype for x in inputs), out.dtype)
@@ -315,7 +325,7 @@ class NumbaBackend(HostArrays):
         """(Spec, meta) of a fused program over plan ``p`` (operand dtypes ``dtypes``: the leaves and
         the constant block), its row function specialised on the inner strides ``meta`` gives."""
         from . import numba_fused
-        if any(_dt.kind(d) not in "biufc" for d in (*dtypes, out_dtype)):
+        if not computes((*dtypes, out_dtype)):
             return None
         raws = tuple(_raw(d)[0] for d in (*dtypes, out_dtype))
         views = tuple(_view(d, r) for d, r in zip((*dtypes, out_dtype), raws))
@@ -330,6 +340,8 @@ class NumbaBackend(HostArrays):
 
     def prepare_fused(self, program, p, in_dtypes, out_dtype):
         """``prepare`` for a fused program (``in_dtypes``: its leaves')."""
+        if not computes((*in_dtypes, *(c.dtype for c in program.constants), np.dtype(out_dtype))):
+            return None
         block = (program.constant_block,) if program.constants else ()
         found = self._fused_spec(program, p, (*in_dtypes, *(b.dtype for b in block)), np.dtype(out_dtype))
         if found is None:
