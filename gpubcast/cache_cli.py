@@ -6,6 +6,12 @@
                          remove the least recently used entries until the cache holds at most
                          SIZE (default 1G; K, M, G suffixes), and temporary files left by
                          interrupted writes
+
+An entry is a regular file named as gpubcast names them, in ``<root>/<version>/<kind>/``
+(``gpubcast.cache``): ``--clear`` and ``--prune`` remove such files only, then the version and kind
+folders they leave empty, never the root or any other file or folder, so ``GPUBCAST_CACHE_DIR`` may
+point at a folder that holds other files.  A root that is ``/``, the home directory or a folder
+above it is refused (exit status 2).
 """
 
 from __future__ import annotations
@@ -41,21 +47,29 @@ def _human(n: float) -> str:
 
 def run(args) -> int:
     base = cache.root()
-    if args.clear:
-        print(f"removed {cache.clear()} files from {base}")
-        return 0
-    if args.prune:
-        try:
-            limit = parse_size(args.max_size)
-        except ValueError as e:
-            print(f"error: {e}")
-            return 2
-        removed, freed = cache.prune(limit)
-        print(f"removed {removed} files ({_human(freed)}) from {base}; at most {_human(limit)} kept")
-        return 0
-    found = cache.entries()
+    try:
+        if args.clear:
+            print(f"removed {cache.clear()} files from {base}")
+            return 0
+        if args.prune:
+            try:
+                limit = parse_size(args.max_size)
+            except ValueError as e:
+                print(f"error: {e}")
+                return 2
+            removed, freed = cache.prune(limit)
+            print(f"removed {removed} files ({_human(freed)}) from {base}; at most {_human(limit)} kept")
+            return 0
+    except cache.CacheRootError as e:
+        print(f"error: {e}")
+        return 2
+    found, other = cache.scan()
     print(f"cache root  {base}{'' if base.is_dir() else ' (not created yet)'}")
-    print(f"this gpubcast writes under {base / cache.__version__}")
+    why = cache.unsafe(base)
+    if why:
+        print(f"gpubcast neither writes nor cleans a cache here: {why}")
+    else:
+        print(f"this gpubcast writes under {base / cache.__version__}")
     groups: dict = {}
     for e in found:
         g = groups.setdefault((e.version, e.kind), [0, 0])
@@ -64,4 +78,6 @@ def run(args) -> int:
     for (version, kind), (count, size) in sorted(groups.items()):
         print(f"  {version:10s} {kind:10s} {count:6d} files {_human(size):>10s}")
     print(f"total       {len(found)} files, {_human(sum(e.size for e in found))}")
+    if other:
+        print(f"other       {len(other)} files or folders beside them, not gpubcast's: left alone")
     return 0
