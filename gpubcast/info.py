@@ -110,7 +110,10 @@ def run(args) -> int:
     print("backends:")
     for name, why in backends_found().items():
         print(f"  {name:12s} {'available' if why is None else 'unavailable: ' + why}")
-    print(f"default CPU backend: {backends.DEFAULT_CPU}")
+    why = backends.default_cpu_unavailable()
+    print(f"default CPU backend: {backends.DEFAULT_CPU}" if why is None else
+          f"default CPU backend: numpy ({backends.DEFAULT_CPU} cannot load: {why}; NumPy arrays compute on "
+          f"NumPy's loops, the same values, slower)")
     print(f"ElementwiseKernel on NumPy arrays: {host_compiler()}")
     print(f"cache of compiled code: {cache.root() / cache.__version__} (python -m gpubcast cache)")
     print(f"host memory pool: {host_pool.describe()}")

@@ -166,3 +166,22 @@ def test_fused_chains(tmp_path, capsys):
     assert "affine tiny: gpubcast fused is" in out and "x numpy op by op" in out
     assert main(["bench", "--quick", "--size", "tiny", "--patterns", "fused-nope"]) == 2
     assert "unknown fused chain(s) nope" in capsys.readouterr().out
+
+
+def test_a_default_backend_that_cannot_load_is_reported_and_numpy_arrays_still_compute():
+    # Numba broken (an import that fails): info says so and why, and calls take the NumPy reference
+    # after one warning, instead of failing on every NumPy array.
+    code = ("import sys; sys.modules['numba'] = None\n"
+            "import warnings, numpy as np, gpubcast as gb\n"
+            "from gpubcast import info\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    print(gb.add(np.arange(3.0), 1).tolist(), gb.exp(np.zeros(2)).tolist())\n"
+            "print(len(caught), caught[0].category.__name__, 'cannot load' in str(caught[0].message))\n"
+            "info.run(None)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "[1.0, 2.0, 3.0] [1.0, 1.0]" and lines[1] == "1 RuntimeWarning True"
+    assert "  numba        unavailable: does not import (ModuleNotFoundError" in run.stdout
+    assert "default CPU backend: numpy (numba cannot load: ModuleNotFoundError" in run.stdout

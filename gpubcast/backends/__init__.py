@@ -15,6 +15,7 @@ elements into ``out`` (whose strides are the plan's ``out_strides``).
 from __future__ import annotations
 
 import importlib
+import warnings
 
 _WHERE = {
     "numpy": "gpubcast.backends.reference:NumpyBackend",
@@ -36,6 +37,35 @@ def get(name: str):
         module, cls = _WHERE[name].split(":")
         be = _instances[name] = getattr(importlib.import_module(module), cls)()
     return be
+
+
+def default_cpu():
+    """The backend NumPy inputs run on: ``DEFAULT_CPU``, or where it cannot load (a broken Numba
+    install), the NumPy reference -- the same values -- after one ``RuntimeWarning`` saying why."""
+    global _DEFAULT_UNAVAILABLE
+    if _DEFAULT_UNAVAILABLE is None:
+        try:
+            return get(DEFAULT_CPU)
+        except Exception as e:  # noqa: BLE001 - any import failure: say it once, compute anyway
+            _DEFAULT_UNAVAILABLE = f"{type(e).__name__}: {e}"
+            warnings.warn(f"gpubcast: the {DEFAULT_CPU} CPU backend cannot load ({_DEFAULT_UNAVAILABLE}); NumPy "
+                          f"arrays compute on the NumPy reference (backend='numpy') instead", RuntimeWarning,
+                          stacklevel=3)
+    return get("numpy")
+
+
+def default_cpu_unavailable() -> str | None:
+    """Why ``DEFAULT_CPU`` cannot load (None: it loads), trying it if no call has yet."""
+    if _DEFAULT_UNAVAILABLE is None:
+        try:
+            get(DEFAULT_CPU)
+        except Exception as e:  # noqa: BLE001 - reported, never raised
+            return f"{type(e).__name__}: {e}"
+    return _DEFAULT_UNAVAILABLE
+
+
+#: why the default CPU backend cannot load, once a call found out (then calls take the reference)
+_DEFAULT_UNAVAILABLE: str | None = None
 
 
 def is_cuda_array(x) -> bool:
@@ -70,6 +100,8 @@ def select(inputs, out=None, requested: str | None = None):
                 raise TypeError(
                     f"cannot mix a host array of type {type(x).__name__} (shape {getattr(x, 'shape', '?')}) "
                     f"with CUDA arrays; move it to the GPU first (cupy.asarray(x))")
+    if requested is None and not gpu:
+        return default_cpu()
     name = requested or ("cuda" if gpu else DEFAULT_CPU)
     if gpu and name != "cuda":
         raise TypeError(f"backend={name!r} computes on the CPU but the inputs are CUDA arrays; "
