@@ -352,3 +352,29 @@ def test_difference_integer_zero_to_a_negative_power():
     x, y = np.array([0, 2, 1, -1], np.int32), np.array([-1, -1, -3, -3], np.int32)
     np.testing.assert_array_equal(ort_run("Pow", [x, y]), [np.iinfo(np.int32).min, 0, 1, -1])
     np.testing.assert_array_equal(gx.Pow(x, y), [0, 0, 1, -1])
+
+
+def test_feeds_are_checked_against_the_declared_rank_and_static_dims_like_onnx_runtime():
+    # x: float [2, N, 4] (N symbolic), y: float [K]; ONNX Runtime decides which
+    # feeds run, gpubcast must agree, and name the input, the declared and the given shape.
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "y"], ["z"])], "feeds",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, "N", 4]),
+         helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["K"])],
+        [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [2, "N", 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 10
+    session = ort.InferenceSession(model.SerializeToString(), _SESSION, providers=["CPUExecutionProvider"])
+    rep = GpubcastBackend.prepare(model)
+    for shape, y in [((2, 5, 4), (4,)), ((2, 0, 4), (1,)), ((2, 1, 4), (4,)),          # accepted
+                     ((3, 5, 4), (4,)), ((2, 5, 3), (4,)), ((2, 4), (4,)), ((1, 2, 5, 4), (4,))]:  # refused
+        x = np.ones(shape, np.float32)
+        yv = np.full(y, 2.0, np.float32)
+        try:
+            want = session.run(None, {"x": x, "y": yv})[0]
+        except Exception as e:  # noqa: BLE001 - ONNX Runtime's own error types
+            assert "dimension" in str(e) or "rank" in str(e), e
+            with pytest.raises(ValueError, match=rf"input 'x' has shape \({shape[0]}, .*declares"):
+                rep.run({"x": x, "y": yv})
+            continue
+        assert_same(rep.run({"x": x, "y": yv})[0], want)

@@ -31,7 +31,9 @@ input of that node exists before the chain starts, so chains run in the graph's 
 Semantics are ``gpubcast.onnx``'s, whatever the opset: the latest operator
 versions' type lists (each a superset of the earlier ones) and Mod-28's
 floating-point ``fmod=0``.  Feeds must have the element types the graph
-declares (``TypeError`` otherwise), as in ONNX Runtime.
+declares (``TypeError`` otherwise), and its declared rank and static dims (``ValueError`` naming
+the input, the declared and the given shape; a symbolic or unknown dim takes any size), as in
+ONNX Runtime.
 """
 
 from __future__ import annotations
@@ -247,6 +249,24 @@ class _Placement:
         return step.function(*args, **step.attributes, backend=backend)
 
 
+def _declared_shape(shape) -> tuple:
+    """A graph input's declared dims: each an int (static) or None (symbolic or unknown)."""
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in shape.dim)
+
+
+def _check_shape(name: str, given: tuple, declared: tuple) -> None:
+    """A feed's shape against its input's declared rank and static dims, as ONNX Runtime checks it."""
+    shown = "(" + ", ".join("?" if d is None else str(d) for d in declared) + (",)" if len(declared) == 1 else ")")
+    if len(given) != len(declared):
+        raise ValueError(f"gpubcast.onnx.backend: input {name!r} has shape {given} of rank {len(given)}, but the "
+                         f"model declares rank {len(declared)}: {shown}")
+    bad = [k for k, (g, d) in enumerate(zip(given, declared)) if d is not None and g != d]
+    if bad:
+        dims = ", ".join(f"dim {k}: {given[k]} vs {declared[k]}" for k in bad)
+        raise ValueError(f"gpubcast.onnx.backend: input {name!r} has shape {given}, but the model declares "
+                         f"{shown} ({dims}); feed an array of the declared shape")
+
+
 class GpubcastRep(BackendRep):
     """A prepared model: ``run(inputs)`` -> list of NumPy arrays, one per graph output."""
 
@@ -262,6 +282,8 @@ class GpubcastRep(BackendRep):
         self.output_names = [o.name for o in graph.output]
         self._declared = {i.name: i.type.tensor_type.elem_type for i in graph.input
                           if i.type.HasField("tensor_type") and i.type.tensor_type.elem_type}
+        self._declared_shapes = {i.name: _declared_shape(i.type.tensor_type.shape) for i in graph.input
+                                 if i.type.HasField("tensor_type") and i.type.tensor_type.HasField("shape")}
         self._steps = _topological([compile_node(n, opset) for n in graph.node],
                                    [i.name for i in graph.input] + list(self._initializers))
         produced = set(self._initializers) | {i.name for i in graph.input} | {o for s in self._steps for o in s.outputs}
@@ -299,6 +321,8 @@ class GpubcastRep(BackendRep):
                 if type_name(x.dtype) != expected:
                     raise TypeError(f"gpubcast.onnx.backend: input {name!r} must be tensor({expected}), got "
                                     f"tensor({type_name(x.dtype)})")
+            if name in self._declared_shapes:
+                _check_shape(name, tuple(x.shape), self._declared_shapes[name])
         return feeds
 
     def run(self, inputs: Any, **kwargs: Any) -> list:
