@@ -9,8 +9,7 @@ same rules.
 """
 
 from . import api, dask_arrays, ops, subclasses  # noqa: F401 - dask_arrays and subclasses register with dispatch
-from .api import *  # noqa: F401,F403  (the generated NumPy-style functions)
-from .api import broadcast_to, cast, clip, expand, prelu, where
+from .api import *  # noqa: F403 - the generated NumPy-style functions, exactly api.__all__
 from .dtypes import bfloat16
 from .elementwise_kernel import ElementwiseKernel
 from .errors import BroadcastError
@@ -21,5 +20,20 @@ from .rules import RULES, broadcast_shapes
 from .version import __version__
 
 __all__ = ["BroadcastError", "BroadcastPlan", "ElementwiseKernel", "RULES", "bfloat16", "broadcast_shapes",
-           "broadcast_to", "cast", "clip", "expand", "fuse", "host_memory_pool", "ops", "plan", "prelu", "where",
-           *api.NUMPY_STYLE_BINARY, *api.NUMPY_STYLE_UNARY]
+           "fuse", "host_memory_pool", "ops", "plan", *api.__all__]
+
+#: the front ends, imported on first use (``gpubcast.onnx`` needs no ``import gpubcast.onnx``)
+_FRONT_ENDS = ("onnx", "openvino")
+
+
+def __getattr__(name):
+    if name in _FRONT_ENDS:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    """The public API only (``__all__``, the front ends, ``__version__``): implementation modules
+    stay importable by name but are not part of it."""
+    return sorted([*__all__, *_FRONT_ENDS, "__version__"])

@@ -17,6 +17,7 @@ from .dtypes import is_python_scalar
 from .dispatch import apply
 from .rules import check_shape
 
+#: ``broadcast=`` values of the elementwise functions; ``mode=`` values of ``broadcast_to``
 BROADCASTS = ("numpy", "pdpd", "none")
 MODES = {"numpy": "numpy_to", "bidirectional": "bidirectional", "explicit": "explicit", "pdpd": "pdpd"}
 
@@ -156,3 +157,7 @@ def expand(x, shape, *, out=None, backend=None):
     the result may differ from ``shape`` when it holds 1s or is shorter than x's rank)."""
     return apply(ops.get("copy"), (_data(x),), rule="bidirectional", out=out, backend=backend,
                  shape=_target_shape(shape))
+
+
+#: the functions this module defines (``from gpubcast.api import *``: these and nothing else)
+__all__ = ["broadcast_to", "cast", "clip", "expand", "prelu", "where", *NUMPY_STYLE_BINARY, *NUMPY_STYLE_UNARY]

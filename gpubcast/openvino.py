@@ -153,3 +153,8 @@ def Broadcast(data, target_shape, axes_mapping=None, mode="numpy", *, axis=-1, b
 OPERATORS = {name: globals()[name] for name in (*_BINARY, "Divide", "Select", "PRelu", "Broadcast")}
 
 __all__ = sorted(OPERATORS) + ["OPERATORS", "AUTO_BROADCASTS", "BROADCAST_MODES"]
+
+
+def __dir__():
+    """The public API only: the operators and the tables of their options."""
+    return sorted(__all__)

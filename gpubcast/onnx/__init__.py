@@ -363,3 +363,8 @@ def __getattr__(name):
     if name == "backend":  # the ONNX backend imports onnx; load it on first use only
         return importlib.import_module(f"{__name__}.backend")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    """The public API only: the operators, ``OPERATORS`` and the ``backend`` submodule."""
+    return sorted([*__all__, "backend"])
