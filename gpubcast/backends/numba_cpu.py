@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 from dataclasses import dataclass
 
 import numba
@@ -31,10 +32,16 @@ from .. import host_pool
 from ..plan import SCALAR, coalesce
 from . import numba_kernels as K
 from . import numba_scalar as S
+from . import threading_layer
 from .reference import HostArrays, NumpyBackend
+
+threading_layer.preload()  # before Numba picks a layer (at the first parallel call): TBB if installed
 
 #: outputs with at least this many elements run on every thread
 PARALLEL_MIN = 1 << 17
+#: True in a forked child of a process whose OpenMP threads started: GNU OpenMP kills such a child
+#: at its first parallel region, so it runs the serial drivers (``_after_fork_in_child``)
+_FORKED_FROM_OMP = False
 #: slab columns (and at most rows) when an input is transposed: its slabs are staged in rows
 TILE = 256
 #: elements a slab of short rows gathers (rows of the second-innermost dim)
@@ -365,7 +372,10 @@ class NumbaBackend(HostArrays):
             ptrs = np.empty(nops, np.int64)   # per call: the drivers release the GIL
             if not addresses((*inputs, out), ptrs):
                 return None
-            st = K.drive_n_parallel(row, ptrs, meta, numba.get_num_threads()) if parallel else K.drive_n(row, ptrs, meta)
+            if parallel and not _FORKED_FROM_OMP:
+                st = K.drive_n_parallel(row, ptrs, meta, numba.get_num_threads())
+            else:
+                st = K.drive_n(row, ptrs, meta)
             return None if st else out
         runner.keep = (meta, spec)
         return runner
@@ -379,7 +389,7 @@ class NumbaBackend(HostArrays):
         row = spec.row
         if _parallel(size):
             launch = (K.launch1, K.launch2, K.launch3)[n_in - 1]
-            drive, threads = K.drive_parallel, numba.get_num_threads
+            drive, serial, threads = K.drive_parallel, K.drive, numba.get_num_threads
 
             def runner(inputs, out):
                 if out is None:
@@ -388,6 +398,8 @@ class NumbaBackend(HostArrays):
                 if not w:
                     return None
                 addrs += [0] * (4 - len(addrs))
+                if _FORKED_FROM_OMP:
+                    return None if serial(row, *addrs, meta) else out
                 return None if drive(row, *addrs, meta, threads()) else out
             runner.keep = (meta, spec)
             return runner
@@ -419,7 +431,17 @@ class NumbaBackend(HostArrays):
 
 
 def _parallel(size) -> bool:
-    return size >= PARALLEL_MIN and numba.get_num_threads() > 1
+    return size >= PARALLEL_MIN and not _FORKED_FROM_OMP and numba.get_num_threads() > 1
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED_FROM_OMP
+    if threading_layer.started() == "omp":  # started: the parent may have run a parallel region
+        _FORKED_FROM_OMP = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def run(spec: Spec, meta, addrs, size):
