@@ -118,3 +118,11 @@ def test_a_forked_child_of_an_openmp_parent_runs_serially_with_right_values(scri
     assert report["parent"] == [True, False, "omp"]
     assert report["children"] == [[True, True, "omp"]] * 4
 
+
+
+@pytest.mark.skipif(not _tbb_installed(), reason="the tbb distribution is not installed (no wheel here)")
+def test_the_library_is_found_through_the_distributions_files_outside_the_environments_lib(monkeypatch):
+    from gpubcast.backends import threading_layer
+    monkeypatch.setattr(sys, "prefix", "/nonexistent")   # e.g. a --user install
+    found = [p for p in threading_layer._candidates() if os.path.isfile(p)]
+    assert found and os.path.basename(found[0]) == threading_layer.LIBRARY
