@@ -126,3 +126,13 @@ def test_the_library_is_found_through_the_distributions_files_outside_the_enviro
     monkeypatch.setattr(sys, "prefix", "/nonexistent")   # e.g. a --user install
     found = [p for p in threading_layer._candidates() if os.path.isfile(p)]
     assert found and os.path.basename(found[0]) == threading_layer.LIBRARY
+
+
+def test_info_reports_the_layer_in_use_and_what_it_means():
+    import numba
+
+    from gpubcast.backends import threading_layer
+    line = threading_layer.describe()
+    layer = numba.threading_layer()
+    assert line.startswith(f"{layer}, {numba.get_num_threads()} threads (")
+    assert line.endswith(threading_layer.SAFETY[layer])

@@ -29,7 +29,7 @@ LIBRARY = {"win32": "tbb12.dll", "darwin": "libtbb.12.dylib"}.get(sys.platform, 
 #: what each layer means for gpubcast's parallel drivers (``describe``)
 SAFETY = {
     "tbb": "fork- and thread-safe",
-    "omp": "thread-safe; a forked child runs ops serially (install tbb for parallel children)",
+    "omp": "thread-safe; a forked child runs ops serially (pip install tbb for parallel children)",
     "workqueue": "fork-safe; parallel ops from several threads at once can abort the process",
 }
 
@@ -75,11 +75,13 @@ def preload() -> str | None:
 def describe() -> str:
     """One line for ``gpubcast info``: the layer of the parallel drivers (started now if need be,
     as the first large op would) and what it means for ``fork`` and threads."""
+    preload()
     try:
         threads = numba.get_num_threads()  # starts the layer: Numba picks it here
         layer = numba.threading_layer()
     except Exception as e:  # noqa: BLE001 - report any failure to start, never crash
         return f"unavailable ({type(e).__name__}: {e})"
     named = str(numba.config.THREADING_LAYER).lower()
-    how = "Numba's default choice" if named == "default" else f"NUMBA_THREADING_LAYER={named}"
+    how = ("Numba's default choice" if named == "default" else f"NUMBA_THREADING_LAYER={named}"
+           if "NUMBA_THREADING_LAYER" in os.environ else f"numba.config.THREADING_LAYER={named!r}")
     return f"{layer}, {threads} threads ({how}): {SAFETY.get(layer, 'unknown to gpubcast')}"
