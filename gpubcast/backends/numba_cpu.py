@@ -15,6 +15,11 @@ Everything with a raw type runs here: every numeric dtype, bfloat16 included, an
 (``copy``, ``where``) of any item size (strings, void) as raw units.  Object arrays go to the NumPy
 reference backend.  Inputs or outputs that are misaligned, or inputs that partially overlap the
 output, are staged through aligned copies of the bytes they touch.
+
+Threads: outputs of at least ``PARALLEL_MIN`` elements run on Numba's threading layer (TBB where
+installed: fork- and thread-safe, ``threading_layer``).  A forked child of a process whose OpenMP
+threads started runs every op on the serial drivers: GNU OpenMP would kill it at its first parallel
+region.
 """
 
 from __future__ import annotations
@@ -34,8 +39,6 @@ from . import numba_kernels as K
 from . import numba_scalar as S
 from . import threading_layer
 from .reference import HostArrays, NumpyBackend
-
-threading_layer.preload()  # before Numba picks a layer (at the first parallel call): TBB if installed
 
 #: outputs with at least this many elements run on every thread
 PARALLEL_MIN = 1 << 17

@@ -9,7 +9,8 @@ and as fast here (README, "Reliability").
 
 gpubcast depends on the ``tbb`` wheel where there is one (Linux x86-64).  The wheel puts
 ``libtbb.so.12`` in the environment's ``lib/``, which the loader of a venv does not search, so
-``preload`` loads it by path before Numba picks.  A layer the user named
+``preload`` loads it by path on ``import gpubcast`` (``gpubcast.backends``), before Numba picks
+(this module imports no Numba: ``import gpubcast`` does not).  A layer the user named
 (``NUMBA_THREADING_LAYER``, ``numba.config.THREADING_LAYER``) is kept; where OpenMP runs anyway,
 ``numba_cpu`` has a forked child run its ops on the serial drivers.
 """
@@ -17,11 +18,8 @@ gpubcast depends on the ``tbb`` wheel where there is one (Linux x86-64).  The wh
 from __future__ import annotations
 
 import ctypes
-import importlib.metadata
 import os
 import sys
-
-import numba
 
 #: the file name Numba loads TBB by (``numba.np.ufunc.parallel._check_tbb_version_compatible``)
 LIBRARY = {"win32": "tbb12.dll", "darwin": "libtbb.12.dylib"}.get(sys.platform, "libtbb.so.12")
@@ -36,16 +34,27 @@ SAFETY = {
 
 def started() -> str | None:
     """The layer Numba has started in this process, or None (not yet: no parallel code ran)."""
+    numba = sys.modules.get("numba")  # not imported: nothing started (and no import here)
     try:
-        return numba.threading_layer()
+        return None if numba is None else numba.threading_layer()
     except ValueError:  # "Threading layer is not initialized."
         return None
+
+
+def named() -> str:
+    """The layer the user asked Numba for: "default" unless ``NUMBA_THREADING_LAYER`` or
+    ``numba.config.THREADING_LAYER`` says otherwise."""
+    numba = sys.modules.get("numba")
+    if numba is None:  # numba.config reads the variable when Numba is imported
+        return os.environ.get("NUMBA_THREADING_LAYER", "default").lower()
+    return str(numba.config.THREADING_LAYER).lower()
 
 
 def _candidates():
     """Where the ``tbb`` distribution's library may be: the environment's ``lib/``, then the files
     its metadata lists (a ``--user`` or ``--prefix`` install)."""
     yield os.path.join(sys.prefix, *(("Library", "bin") if sys.platform == "win32" else ("lib",)), LIBRARY)
+    import importlib.metadata  # only here: its import costs more than the rest of ``preload``
     try:
         files = importlib.metadata.files("tbb") or ()
     except importlib.metadata.PackageNotFoundError:
@@ -58,8 +67,7 @@ def _candidates():
 def preload() -> str | None:
     """Load the ``tbb`` distribution's library by path, so that Numba's default choice finds TBB:
     its path, or None (a layer already started or named by the user, or no ``tbb`` installed)."""
-    named = str(numba.config.THREADING_LAYER).lower()
-    if started() is not None or named in ("omp", "workqueue"):
+    if started() is not None or named() in ("omp", "workqueue"):
         return None
     for path in _candidates():
         if not os.path.isfile(path):
@@ -75,13 +83,19 @@ def preload() -> str | None:
 def describe() -> str:
     """One line for ``gpubcast info``: the layer of the parallel drivers (started now if need be,
     as the first large op would) and what it means for ``fork`` and threads."""
+    import numba
+
     preload()
     try:
         threads = numba.get_num_threads()  # starts the layer: Numba picks it here
         layer = numba.threading_layer()
     except Exception as e:  # noqa: BLE001 - report any failure to start, never crash
         return f"unavailable ({type(e).__name__}: {e})"
-    named = str(numba.config.THREADING_LAYER).lower()
-    how = ("Numba's default choice" if named == "default" else f"NUMBA_THREADING_LAYER={named}"
-           if "NUMBA_THREADING_LAYER" in os.environ else f"numba.config.THREADING_LAYER={named!r}")
+    chosen = named()
+    if chosen == "default":
+        how = "Numba's default choice"
+    elif "NUMBA_THREADING_LAYER" in os.environ:
+        how = f"NUMBA_THREADING_LAYER={chosen}"
+    else:
+        how = f"numba.config.THREADING_LAYER={chosen!r}"
     return f"{layer}, {threads} threads ({how}): {SAFETY.get(layer, 'unknown to gpubcast')}"
