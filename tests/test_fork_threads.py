@@ -102,6 +102,11 @@ def test_the_default_layer_is_tbb_where_the_tbb_wheel_is_installed(script):
     report = _run(script, "fork")
     assert report["parent"][2] == "tbb"
     assert [layer for _, _, layer in report["children"]] == ["tbb"] * 4
+    # Numba's own parallel code after ``import gpubcast`` (before any gpubcast op) gets TBB as well
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
+    run = subprocess.run([sys.executable, "-c", "import gpubcast, numba; numba.get_num_threads(); "
+                          "print(numba.threading_layer())"], capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    assert run.stdout.strip() == "tbb", run.stderr
 
 
 def test_sixteen_threads_running_large_ops_at_once_get_right_values(script):
