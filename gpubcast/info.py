@@ -103,6 +103,7 @@ def host_compiler() -> str:
 def run(args) -> int:
     import gpubcast
     from gpubcast import backends, cache, host_pool
+    from gpubcast.backends import threading_layer
 
     print(f"gpubcast {gpubcast.__version__} on Python {platform.python_version()} ({platform.machine()})")
     for name, version in versions().items():
@@ -117,6 +118,7 @@ def run(args) -> int:
     print(f"ElementwiseKernel on NumPy arrays: {host_compiler()}")
     print(f"cache of compiled code: {cache.root() / cache.__version__} (python -m gpubcast cache)")
     print(f"host memory pool: {host_pool.describe()}")
+    print(f"parallel CPU threading layer: {threading_layer.describe()}")
     cpu = cpu_info()
     print(f"CPU: {cpu['model']} ({cpu['machine']}, {cpu['cores']} cores)")
     gpu, why = gpu_info()

@@ -17,6 +17,10 @@ from __future__ import annotations
 import importlib
 import warnings
 
+from . import threading_layer
+
+threading_layer.preload()  # TBB's library, before Numba picks a threading layer (see that module)
+
 _WHERE = {
     "numpy": "gpubcast.backends.reference:NumpyBackend",
     "numba": "gpubcast.backends.numba_cpu:NumbaBackend",

@@ -15,12 +15,18 @@ Everything with a raw type runs here: every numeric dtype, bfloat16 included, an
 (``copy``, ``where``) of any item size (strings, void) as raw units.  Object arrays go to the NumPy
 reference backend.  Inputs or outputs that are misaligned, or inputs that partially overlap the
 output, are staged through aligned copies of the bytes they touch.
+
+Threads: outputs of at least ``PARALLEL_MIN`` elements run on Numba's threading layer (TBB where
+installed: fork- and thread-safe, ``threading_layer``).  A forked child of a process whose OpenMP
+threads started runs every op on the serial drivers: GNU OpenMP would kill it at its first parallel
+region.
 """
 
 from __future__ import annotations
 
 import ctypes
 import math
+import os
 from dataclasses import dataclass
 
 import numba
@@ -31,10 +37,14 @@ from .. import host_pool
 from ..plan import SCALAR, coalesce
 from . import numba_kernels as K
 from . import numba_scalar as S
+from . import threading_layer
 from .reference import HostArrays, NumpyBackend
 
 #: outputs with at least this many elements run on every thread
 PARALLEL_MIN = 1 << 17
+#: True in a forked child of a process whose OpenMP threads started: GNU OpenMP kills such a child
+#: at its first parallel region, so it runs the serial drivers (``_after_fork_in_child``)
+_FORKED_FROM_OMP = False
 #: slab columns (and at most rows) when an input is transposed: its slabs are staged in rows
 TILE = 256
 #: elements a slab of short rows gathers (rows of the second-innermost dim)
@@ -377,7 +387,10 @@ class NumbaBackend(HostArrays):
             ptrs = np.empty(nops, np.int64)   # per call: the drivers release the GIL
             if not addresses((*inputs, out), ptrs):
                 return None
-            st = K.drive_n_parallel(row, ptrs, meta, numba.get_num_threads()) if parallel else K.drive_n(row, ptrs, meta)
+            if parallel and not _FORKED_FROM_OMP:
+                st = K.drive_n_parallel(row, ptrs, meta, numba.get_num_threads())
+            else:
+                st = K.drive_n(row, ptrs, meta)
             return None if st else out
         runner.keep = (meta, spec)
         return runner
@@ -391,7 +404,7 @@ class NumbaBackend(HostArrays):
         row = spec.row
         if _parallel(size):
             launch = (K.launch1, K.launch2, K.launch3)[n_in - 1]
-            drive, threads = K.drive_parallel, numba.get_num_threads
+            drive, serial, threads = K.drive_parallel, K.drive, numba.get_num_threads
 
             def runner(inputs, out):
                 if out is None:
@@ -400,6 +413,8 @@ class NumbaBackend(HostArrays):
                 if not w:
                     return None
                 addrs += [0] * (4 - len(addrs))
+                if _FORKED_FROM_OMP:
+                    return None if serial(row, *addrs, meta) else out
                 return None if drive(row, *addrs, meta, threads()) else out
             runner.keep = (meta, spec)
             return runner
@@ -431,7 +446,17 @@ class NumbaBackend(HostArrays):
 
 
 def _parallel(size) -> bool:
-    return size >= PARALLEL_MIN and numba.get_num_threads() > 1
+    return size >= PARALLEL_MIN and not _FORKED_FROM_OMP and numba.get_num_threads() > 1
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED_FROM_OMP
+    if threading_layer.started() == "omp":  # started: the parent may have run a parallel region
+        _FORKED_FROM_OMP = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def run(spec: Spec, meta, addrs, size):
