@@ -18,6 +18,7 @@ import gpubcast as gb
 from gpubcast import dtypes as _dt
 from gpubcast import ops
 from gpubcast.cuda import checks, emulate, launch
+from gpubcast.cuda.sources import FAMILIES
 from gpubcast.dispatch import apply
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
@@ -427,7 +428,7 @@ def test_general_every_rank_layout_and_zero_size(rank, backends):
 
 
 def _shared_tiles(lc, nin=None) -> bool:
-    head = launch.head_size(launch.NIN_OF_FAMILY[lc.family] if nin is None else nin)
+    head = launch.head_size(FAMILIES[lc.family].nin if nin is None else nin)
     return bool(struct.unpack_from("<I", lc.params, head - 12)[0] & launch.SHARED_TILES)
 
 

@@ -10,6 +10,7 @@ import pytest
 import gpubcast as gb
 from gpubcast import ops
 from gpubcast.cuda import catalog, emulate, launch
+from gpubcast.cuda.sources import FAMILIES
 
 needs_harness = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
 
@@ -78,7 +79,7 @@ def sample_emulator():
 def test_ept_and_argument_sizes_match_the_compiled_kernels(sample_emulator):
     picks, emu = sample_emulator
     for k in picks:
-        nin = launch.NIN_OF_FAMILY[k.family]
+        nin = FAMILIES[k.family].nin
         for bits in (None, 32, 64):
             name = k.name(bits)
             assert emu.ept(name) == k.ept(bits), name
@@ -94,7 +95,7 @@ def _launches(*arrays, op="add", out=None, **kw):
 
 
 def _classes(lc, nargs):
-    word = int.from_bytes(lc.params[launch.head_size(launch.NIN_OF_FAMILY[lc.family]) - 16:][:4], "little")
+    word = int.from_bytes(lc.params[launch.head_size(FAMILIES[lc.family].nin) - 16:][:4], "little")
     return [(word >> (2 * k)) & 3 for k in range(nargs)]
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import ops as _ops
+from .sources import FAMILIES, FAMILY_OF_KIND
 
 #: NumPy dtype -> C++ type in kernels/numeric.cuh
 CXX_TYPES = {
@@ -39,13 +40,11 @@ CXX_TYPES = {
 MOVE_SIZES = (1, 2, 4, 8, 16)
 #: unary ops computed on the CPU only for complex inputs (no complex CUDA kernel yet)
 COMPLEX_ON_CPU = frozenset({"sqrt", "exp", "log", "tanh"})      # element sizes the data-movement kernels handle
-FAMILY_OF_KIND = {"unary": "unary", "binary": "binary", "ternary": "ternary", "variadic": "variadic", "quaternary": "variadic",
-                  "move": "copy"}
 #: op -> the functor computing it when its second operand is one value over the whole call (a VALUE or
 #: SCALAR operand), for float32/float64: NumPy's power loop then takes its fast path (numeric.cuh)
 SCALAR_SECOND = {"power": "PowerScalarExponent"}
 GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT (variadic general kernels)
-MAX_VARIADIC = 8                   # inputs one variadic launch takes (kernels/variadic.cu)
+MAX_VARIADIC = FAMILIES["variadic"].nin   # inputs one variadic launch takes
 INDEX_TYPES = {32: "gb::u32", 64: "gb::u64"}
 
 
@@ -165,7 +164,7 @@ def _unary_loops(op: _ops.Op):
 @functools.lru_cache(maxsize=1)
 def every_instantiation() -> dict[str, tuple[Kernels, ...]]:
     """family -> every Kernels the dispatcher can request (each yields 3 name expressions)."""
-    found: dict[str, dict[str, Kernels]] = {f: {} for f in FAMILY_OF_KIND.values()}
+    found: dict[str, dict[str, Kernels]] = {f: {} for f in FAMILIES}
     for op in _ops.REGISTRY.values():
         family = FAMILY_OF_KIND[op.kind]
         if family == "unary":

@@ -29,6 +29,7 @@ import numpy as np
 from .. import ops as _ops
 from ..plan import CONTIGUOUS, SCALAR as PLAN_SCALAR
 from . import catalog
+from .sources import FAMILIES
 
 MAX_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
 BLOCK = 256            # kernels/indexing.cuh BLOCK
@@ -38,7 +39,6 @@ SHARED_TILES = 1       # Head::flags (kernels/indexing.cuh)
 TILE_COLS = 32         # kernels/indexing.cuh TILE_COLS: a shared tile is TILE_COLS x (BLOCK * ept / TILE_COLS)
 SHARED_MIN = 32        # shared tiles only with at least a warp's width of columns, and as many rows
 SHARED_BYTES = 8192 + TILE_COLS * 16   # kernels/indexing.cuh SHARED_BYTES: the buffer, per block
-NIN_OF_FAMILY = {"unary": 1, "binary": 2, "ternary": 3, "variadic": catalog.MAX_VARIADIC, "copy": 1}
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def plan_launches(op, p, inputs: list[Operand], out: Operand) -> list[Launch]:
     templates = _templates(op.name, p, tuple(x.dtype for x in inputs), out.dtype,
                            tuple(x.value is not None for x in inputs))
     operands = (out, *inputs)
-    return [Launch(t.family, t.name, pack(t, operands, NIN_OF_FAMILY[t.family]), t.grid, t.ept) for t in templates]
+    return [Launch(t.family, t.name, pack(t, operands, FAMILIES[t.family].nin), t.grid, t.ept) for t in templates]
 
 
 def pack(t: _Template, operands, nin: int) -> bytes:
@@ -151,7 +151,7 @@ def _templates(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
     op = _ops.get(op_name)
     classes = operand_classes(p, host_values)
     kern = catalog.kernels_for(op, in_dtypes, out_dtype, classes[2:3] in ([VALUE], [SCALAR]))
-    nin = NIN_OF_FAMILY[kern.family]
+    nin = FAMILIES[kern.family].nin
     strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
     itemsizes = [np.dtype(out_dtype).itemsize] + [np.dtype(t).itemsize for t in in_dtypes]
     n = len(in_dtypes)

@@ -16,10 +16,28 @@ import hashlib
 import importlib.util
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-#: family -> its .cu file
-FAMILIES = {"unary": "unary.cu", "binary": "binary.cu", "ternary": "ternary.cu", "variadic": "variadic.cu", "copy": "copy.cu"}
+@dataclass(frozen=True)
+class Family:
+    """A kernel family: its file in ``kernels/``, the op kinds (``ops.Op.kind``) it computes and the
+    input slots of its kernel argument (``launch``'s head)."""
+    file: str
+    kinds: tuple
+    nin: int
+
+
+#: every kernel family, the one table of their facts (``catalog``, ``launch`` and ``fused`` read it)
+FAMILIES = {
+    "unary": Family("unary.cu", ("unary",), 1),
+    "binary": Family("binary.cu", ("binary",), 2),
+    "ternary": Family("ternary.cu", ("ternary",), 3),
+    "variadic": Family("variadic.cu", ("variadic", "quaternary"), 8),   # kernels/variadic.cu MAX_IN
+    "copy": Family("copy.cu", ("move",), 1),
+}
+#: op kind -> the family computing it
+FAMILY_OF_KIND = {kind: name for name, f in FAMILIES.items() for kind in f.kinds}
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 
@@ -62,7 +80,7 @@ def source(family: str) -> str:
 def _family_source(family: str) -> str:
     if family not in FAMILIES:
         raise ValueError(f"unknown kernel family {family!r}; families: {', '.join(FAMILIES)}")
-    return "\n".join(_inline(kernel_dir() / FAMILIES[family], set())) + "\n"
+    return "\n".join(_inline(kernel_dir() / FAMILIES[family].file, set())) + "\n"
 
 
 def inline_headers(text: str) -> str:
