@@ -40,6 +40,7 @@ class BroadcastPlan:
     out_contiguous: bool
     size: int                                  # number of output elements
     index_bits: int                            # 32 or 64: width every offset computation fits in
+    dim_maps: tuple[tuple[int | None, ...], ...]   # per operand, per own dim: the output dim it walks, None if broadcast
 
     @property
     def ndim(self) -> int:
@@ -102,8 +103,9 @@ def cached_plan(keys, rule, axis, axes_mapping, out_key) -> BroadcastPlan:
     """Build (once) the plan for operand keys ((shape, byte strides, itemsize), ...)."""
     shapes = tuple(check_shape(s, f"arg {i} shape") for i, (s, _, _) in enumerate(keys))
     out_shape, maps = dim_maps(shapes, rule, axis, axes_mapping)
-    strides = tuple(_aligned_strides(shape, _element_strides(shape, st, size), m, out_shape)
-                    for shape, (_, st, size), m in zip(shapes, keys, maps))
+    walks = tuple(_walks(shape, m, out_shape) for shape, m in zip(shapes, maps))
+    strides = tuple(_aligned_strides(_element_strides(shape, st, size), w, out_shape)
+                    for shape, (_, st, size), w in zip(shapes, keys, walks))
     if out_key is None:
         out_strides = c_strides(out_shape)
     else:
@@ -121,14 +123,20 @@ def cached_plan(keys, rule, axis, axes_mapping, out_key) -> BroadcastPlan:
         for s in cstrides)
     reach = max([_reach(shape, s) for s in cstrides] + [_reach(shape, cout), size])
     return BroadcastPlan(rule, out_shape, strides, tuple(out_strides), shape, cstrides, cout, classes,
-                         cout == contiguous, size, 32 if reach <= INT32_LIMIT else 64)
+                         cout == contiguous, size, 32 if reach <= INT32_LIMIT else 64, walks)
 
 
-def _aligned_strides(shape, strides, dmap, out_shape) -> tuple[int, ...]:
-    """The stride builder: own stride where the dim matches the output, else 0."""
+def _walks(shape, dmap, out_shape) -> tuple[int | None, ...]:
+    """For each dim of an operand, the output dim it walks: its mapped dim where it matches the
+    output (and is not 1), else None (broadcast)."""
+    return tuple(d if d is not None and n == out_shape[d] and n != 1 else None for n, d in zip(shape, dmap))
+
+
+def _aligned_strides(strides, walks, out_shape) -> tuple[int, ...]:
+    """The stride builder: own stride on the output dim a dim walks, else 0."""
     out = [0] * len(out_shape)
-    for k, d in enumerate(dmap):
-        if d is not None and shape[k] == out_shape[d] and shape[k] != 1:
+    for k, d in enumerate(walks):
+        if d is not None:
             out[d] = strides[k]
     return tuple(out)
 
@@ -171,4 +179,4 @@ def take(p: BroadcastPlan, order: tuple[int, ...]) -> BroadcastPlan:
     pick = lambda seq: tuple(seq[i] for i in order)  # noqa: E731
     return BroadcastPlan(p.rule, p.out_shape, pick(p.strides), p.out_strides, p.coalesced_shape,
                          pick(p.coalesced_strides), p.coalesced_out_strides, pick(p.classes),
-                         p.out_contiguous, p.size, p.index_bits)
+                         p.out_contiguous, p.size, p.index_bits, pick(p.dim_maps))

@@ -195,3 +195,21 @@ def test_out_strides_enter_the_plan():
     p = gb.plan(np.ones((4, 6)), np.ones(6), out=out)
     assert p.out_strides == (1, 4) and not p.out_contiguous
     assert c_strides((4, 6)) == (6, 1)
+
+
+@given(hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=5, min_side=0, max_side=4))
+def test_dim_maps_say_which_output_dim_each_operand_dim_walks(shapes):
+    # right-aligned (numpy rule): dim k of a rank-r operand lies on output dim R - r + k, and walks it
+    # unless it is broadcast (1 against a larger dim); a dim that walks is exactly one with a stride
+    p = gb.plan(*shapes.input_shapes)
+    out = shapes.result_shape
+    for s, walks, strides in zip(shapes.input_shapes, p.dim_maps, p.strides):
+        lead = len(out) - len(s)
+        assert walks == tuple(lead + k if n == out[lead + k] and n != 1 else None for k, n in enumerate(s))
+        assert {d for d in walks if d is not None} == {d for d, x in enumerate(strides) if x}
+
+
+def test_dim_maps_follow_every_rule():
+    assert gb.plan((2, 3, 4, 5), (3, 1), rule="pdpd", axis=1).dim_maps == ((0, 1, 2, 3), (1, None))
+    assert gb.plan((3,), (2, 3, 4), rule="explicit", axes_mapping=[1]).dim_maps == ((1,), (0, 1, 2))
+    assert gb.plan((3, 1), (2, 1, 6), rule="bidirectional").dim_maps == ((1, None), (0, None, 2))
