@@ -108,10 +108,11 @@ def source(program, out_dtype) -> str:
             expr = f"{functor}()({args[0]}, {args[1]})"
         elif kind == "ternary":        # where: the condition has the loop dtype bool
             expr = f"({args[0]} ? {args[1]} : {args[2]})"
-        elif kind == "variadic":       # a left fold, then Mean's division (kernels/variadic.cu)
+        elif kind == "variadic":       # a left fold, one statement per input, then Mean's division
             expr = args[0]
-            for a in args[1:]:
-                expr = f"{op.functor}().step({expr}, {a})"
+            for i, a in enumerate(args[1:]):
+                lines.append(f"      const {cx(node.loop[0])} w{j}_{i} = {op.functor}().step({expr}, {a});")
+                expr = f"w{j}_{i}"
             if op.name == "mean":
                 expr = f"num::true_divide({expr}, num::from_count<{cx(natural)}>({len(args)}))"
         elif kind == "quaternary":     # axpby: each product rounded (kernels/variadic.cu Axpby)
