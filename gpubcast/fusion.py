@@ -48,6 +48,9 @@ from .plan import c_strides, plan as make_plan
 
 #: traces kept per fused function (each Python scalar value is its own signature)
 MAX_TRACES = 256
+#: the most nodes one pass computes: a longer chain runs as several passes, each intermediate they
+#: share stored (measured: Numba's compile time per step is least near 128 steps and grows beyond)
+MAX_STEPS = 128
 
 
 @dataclass(frozen=True)
@@ -205,13 +208,34 @@ class Program:
     """One output of a traced function as a pass over that output: ``leaves`` are its array
     operands (each with, per dim, the output dim it walks), ``constants`` its 0-d values (one block
     of 16-byte slots, ``constant_block``), ``steps`` the node instances in evaluation order
-    (references ``("leaf", k)``, ``("const", k)``, ``("step", j)``), ``result`` the value stored."""
+    (references ``("leaf", k)``, ``("const", k)``, ``("step", j)``), ``result`` the value stored.
+
+    Programs are equal when their ``key`` is: the structure, the constants by dtype only (their
+    values travel in the constant block at run time), so compiled code is found by structure."""
     leaves: tuple             # (Leaf, dim map)
     constants: tuple          # 0-d arrays, each of the loop dtype that reads it
     steps: tuple              # (Node, input references)
     result: tuple             # reference
     dtype: np.dtype
     shape: tuple
+
+    @functools.cached_property
+    def key(self) -> tuple:
+        """Everything the pass's code depends on (hashable, flat: no recursion at any depth)."""
+        return (tuple((leaf.dtype, leaf.shape, leaf.arg, dmap) for leaf, dmap in self.leaves),
+                tuple(c.dtype for c in self.constants),
+                tuple((node.op, node.loop, node.dtype, node.shape, node.maps, refs) for node, refs in self.steps),
+                self.result, self.dtype, self.shape)
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        return hash(self.key)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or type(other) is Program and self._hash == other._hash and self.key == other.key
 
     @functools.cached_property
     def constant_block(self) -> np.ndarray:
@@ -223,42 +247,66 @@ class Program:
         return block
 
 
-def program_for(graph: Graph, vid: int) -> Program:
-    """The pass computing value ``vid`` of ``graph`` over its own shape."""
+def program_for(graph: Graph, vid: int, cut=None) -> Program:
+    """The pass computing value ``vid`` of ``graph`` over its own shape; ``cut`` maps values computed
+    by earlier passes (other than ``vid``) to the ``Leaf`` they are read as."""
+    cut = cut or {}
     out = graph.values[vid]
     leaves, constants, steps, memo = {}, {}, [], {}
-
-    def visit(v, dmap):
-        key = (v, dmap)
-        if key in memo:
-            return memo[key]
-        value = graph.values[v]
-        if isinstance(value, Leaf) and value.value is not None:
-            ref = ("const", constants.setdefault(value, len(constants)))
-        elif isinstance(value, Leaf):
-            ref = ("leaf", leaves.setdefault((value, dmap), len(leaves)))
-        else:
-            refs = []
-            for u, m in zip(value.inputs, value.maps):
-                ushape = graph.values[u].shape
-                refs.append(visit(u, tuple(dmap[d] if d is not None and ushape[e] == value.shape[d] else None
-                                           for e, d in enumerate(m))))
-            steps.append((value, tuple(refs)))
-            ref = ("step", len(steps) - 1)
-        memo[key] = ref
-        return ref
-
-    result = visit(vid, tuple(range(len(out.shape))))
+    root = tuple(range(len(out.shape)))
+    stack = [(vid, root, None)]       # depth first, inputs in order, without recursion
+    while stack:
+        v, dmap, inputs = stack.pop()
+        if inputs is not None:        # every input computed: the step itself
+            steps.append((graph.values[v], tuple(memo[u] for u in inputs)))
+            memo[v, dmap] = ("step", len(steps) - 1)
+            continue
+        if (v, dmap) in memo:
+            continue
+        value = cut[v] if v in cut and v != vid else graph.values[v]
+        if isinstance(value, Leaf):
+            memo[v, dmap] = ("const", constants.setdefault(value, len(constants))) if value.value is not None \
+                else ("leaf", leaves.setdefault((value, dmap), len(leaves)))
+            continue
+        inputs = [(u, tuple(dmap[d] if d is not None and graph.values[u].shape[e] == value.shape[d] else None
+                            for e, d in enumerate(m))) for u, m in zip(value.inputs, value.maps)]
+        stack.append((v, dmap, inputs))
+        stack.extend((u, m, None) for u, m in reversed(inputs))
     return Program(tuple(sorted(leaves, key=leaves.get)),
-                   tuple(c.value for c in sorted(constants, key=constants.get)), tuple(steps), result,
+                   tuple(c.value for c in sorted(constants, key=constants.get)), tuple(steps), memo[vid, root],
                    out.dtype, out.shape)
 
 
-class _Trace:
-    """One signature's trace: its programs (one per output) and whether it returned a tuple."""
+def _cuts(graph: Graph, vids) -> list:
+    """The values to materialise (in graph order) so that no pass computes more than ``MAX_STEPS``
+    nodes: walking the nodes the outputs ``vids`` need, a node whose pass would exceed it reads its
+    largest inputs from earlier passes instead (a chain of any depth: passes of ``MAX_STEPS``)."""
+    live, todo = set(), list(vids)
+    while todo:
+        v = todo.pop()
+        if v not in live and isinstance(graph.values[v], Node):
+            live.add(v)
+            todo.extend(graph.values[v].inputs)
+    cone, cuts = {}, []               # node -> the nodes (not cut) its pass computes
+    for v in sorted(live):
+        inputs = sorted({u for u in graph.values[v].inputs if u in live}, key=lambda u: -len(cone[u]))
+        c = {v}.union(*(cone[u] for u in inputs))
+        for u in inputs:
+            if len(c) <= MAX_STEPS:
+                break
+            cuts.append(u)
+            cone[u] = set()           # read as a leaf from here on
+            c = {v}.union(*(cone[u] for u in inputs))
+        cone[v] = c
+    return sorted(cuts)
 
-    def __init__(self, programs, as_tuple: bool):
-        self.programs, self.as_tuple = programs, as_tuple
+
+class _Trace:
+    """One signature's trace: its programs (one per output), whether it returned a tuple, and the
+    passes (``stages``) whose results the programs read as arguments after the call's own."""
+
+    def __init__(self, programs, as_tuple: bool, stages=()):
+        self.programs, self.as_tuple, self.stages = programs, as_tuple, stages
 
 
 class Fused:
@@ -291,12 +339,16 @@ class Fused:
         outs = (None,) * n if out is None else out if isinstance(out, tuple) else (out,)
         if len(outs) != n:
             raise ValueError(f"{self!r}: out= holds {len(outs)} array(s) but the function returns {n}")
+        values = list(args)           # then the stages' results, in order
         if any(backends.is_dask_array(x) for x in args):
-            results = [evaluate(p, args, o, backend) for p, o in zip(trace.programs, outs)]
+            values += [evaluate(p, values, None, backend) for p in trace.stages]
+            results = [evaluate(p, values, o, backend) for p, o in zip(trace.programs, outs)]
         else:
             be = backends.select([a for a in args if not _dt.is_python_scalar(a)], outs[0], backend)
-            results = [_run(be, p, _operands(p, args, be), o) for p, o in zip(trace.programs, outs)]
-            if fast is not None and n == 1:
+            for p in trace.stages:
+                values.append(_run(be, p, _operands(p, values, be), None))
+            results = [_run(be, p, _operands(p, values, be), o) for p, o in zip(trace.programs, outs)]
+            if fast is not None and n == 1 and not trace.stages:
                 self._remember(fast, be, trace.programs[0], args, out, trace.as_tuple)
         return tuple(results) if trace.as_tuple else results[0]
 
@@ -341,7 +393,9 @@ class Fused:
                 raise TypeError(f"{self!r}: a fused function returns the arrays it computes (or a tuple of "
                                 f"them), not {type(r).__name__}")
             vids.append(r.vid)
-        return _Trace([program_for(graph, v) for v in vids], as_tuple)
+        cuts = _cuts(graph, vids)
+        cut = {v: Leaf(graph.values[v].dtype, graph.values[v].shape, arg=len(args) + k) for k, v in enumerate(cuts)}
+        return _Trace([program_for(graph, v, cut) for v in vids], as_tuple, [program_for(graph, v, cut) for v in cuts])
 
 
 def _SEEN_ONCE(args, out):
