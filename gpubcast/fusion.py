@@ -9,8 +9,8 @@
 Tracing (this module is a front end): ``f`` runs once per signature -- each array argument's
 dtype and shape, each Python scalar argument's value, and the backend -- with ``Traced`` values
 in place of its array arguments (scalars are passed as they are: Python's own arithmetic on them
-stays Python's; their values reach the pass as 0-d operands, so a new value retraces, it does not
-recompile).  Every gpubcast call that meets a
+stays Python's, and may change the graph; their values reach the pass in its constant block, so a
+new value retraces, it does not recompile).  Every gpubcast call that meets a
 ``Traced`` value comes here through ``dispatch.defer`` and becomes a ``Node`` of the graph, with
 the dtypes that call would have (``dispatch.resolve_types``: NumPy 2's rules, weak Python
 scalars) and the shape the planner gives it (``dispatch.plan_for`` on the operands' shapes:
@@ -21,14 +21,25 @@ the maps from an output back to the leaves gives each leaf use (an argument, or 
 output dim each of its dims walks, or none (broadcast).  A call turns those into element
 strides of the actual arrays and one ``BroadcastPlan`` of the output (the planner's coalescing,
 operand classes, index width).  A value used under two different maps is computed once per map
-(a broadcast intermediate is recomputed along the dims it is broadcast over).
+(a broadcast intermediate is recomputed along the dims it is broadcast over).  A pass computes at
+most ``MAX_STEPS`` nodes: a longer chain runs as several passes, each storing the values later ones
+read (in their dtypes, as the unfused chain stores them), so a chain of any depth compiles in time
+linear in its length; nothing here recurses along a chain.
 
-Execution: on the Numba backend, one row function generated from the graph per output
+Execution: on the Numba backend, one row function generated from the graph per pass
 (``backends.numba_fused``), run by the usual drivers; on the CUDA backend, one kernel generated
-from the graph per output (``cuda.fused``); elsewhere (NumPy reference, Dask, a CUDA program whose
+from the graph per pass (``cuda.fused``); elsewhere (NumPy reference, Dask, a CUDA program whose
 argument would not fit a launch) the graph is evaluated op by op through ``dispatch.apply`` -- the
 unfused chain, the same values.  Inputs that overlap ``out=`` other than element for element are
 copied first, as ``dispatch`` does.
+
+Caches, all bounded: per fused function, ``MAX_TRACES`` traces and as many hot-path runners; compiled
+code is found by a program's structure (``Program.key``: ops, dtypes, shapes, dim maps and the
+constants' dtypes -- not their values, not the object), so a new scalar value, a new
+``gpubcast.fuse(f)`` of the same function or a new ONNX ``prepare`` compiles nothing.  The Numba
+backend keeps ``numba_cpu.MAX_FUSED_SPECS`` program specs and ``numba_fused.MAX_ROWS`` row functions
+(by source text), the CUDA backend ``cuda.fused.MAX_PROGRAMS`` kernels and launch templates: LRU
+caches (Numba does not free machine code: a structure dropped and met again compiles again).
 
 Values: equal to the unfused chain (each node computes in its own loop dtype, converted as
 ``dispatch`` converts inputs), except that a float -> integer conversion of a value out of

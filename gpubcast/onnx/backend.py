@@ -24,7 +24,8 @@ host (CuPy has none); a node with a string input computes on the CPU.
 Fusion (``prepare(model, fuse=True)``, the default): ``Constant`` nodes are computed once, in
 ``prepare``; maximal chains of elementwise nodes (every operator but ``Gemm``, ``Pow``,
 ``Constant``) run as one ``gpubcast.fuse`` call each -- one pass per chain output consumed
-elsewhere, no intermediate arrays, the same values.  A chain joins a node only if every other
+elsewhere (a chain longer than ``fusion.MAX_STEPS`` nodes: several passes, storing the values
+between them), no other intermediate arrays, the same values.  A chain joins a node only if every other
 input of that node exists before the chain starts, so chains run in the graph's order.
 ``fuse=False`` runs node by node.
 
