@@ -352,7 +352,8 @@ class Fused:
             raise ValueError(f"{self!r}: out= holds {len(outs)} array(s) but the function returns {n}")
         values = list(args)           # then the stages' results, in order
         if any(backends.is_dask_array(x) for x in args):
-            values += [evaluate(p, values, None, backend) for p in trace.stages]
+            for p in trace.stages:
+                values.append(evaluate(p, values, None, backend))
             results = [evaluate(p, values, o, backend) for p, o in zip(trace.programs, outs)]
         else:
             be = backends.select([a for a in args if not _dt.is_python_scalar(a)], outs[0], backend)
@@ -404,9 +405,10 @@ class Fused:
                 raise TypeError(f"{self!r}: a fused function returns the arrays it computes (or a tuple of "
                                 f"them), not {type(r).__name__}")
             vids.append(r.vid)
-        cuts = _cuts(graph, vids)
+        cuts = _cuts(graph, vids)     # read as the arguments after the call's own
         cut = {v: Leaf(graph.values[v].dtype, graph.values[v].shape, arg=len(args) + k) for k, v in enumerate(cuts)}
-        return _Trace([program_for(graph, v, cut) for v in vids], as_tuple, [program_for(graph, v, cut) for v in cuts])
+        return _Trace([program_for(graph, v, cut) for v in vids], as_tuple,
+                      [program_for(graph, v, cut) for v in cuts])
 
 
 def _SEEN_ONCE(args, out):

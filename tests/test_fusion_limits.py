@@ -244,6 +244,30 @@ def test_fuse_of_a_3000_op_loop_traces_and_plans_in_passes():
     assert sum(len(p.steps) for p in passes) == DEPTH
 
 
+def test_passes_serve_every_output_out_and_dask():
+    """Two outputs past MAX_STEPS and one reading both: each stage reads the earlier ones, on arrays
+    (into out=) and on Dask arrays."""
+    da = pytest.importorskip("dask.array")
+
+    def f(x, y, backend=None):
+        a, on = x, {"backend": backend}
+        for i in range(300):
+            a = gb.add(gb.multiply(a, 0.99, **on), y, **on) if i % 2 else gb.tanh(a, **on)
+        b = a
+        for i in range(200):
+            b = gb.subtract(b, x, **on) if i % 3 else gb.abs(b, **on)
+        return a, b, gb.where(gb.greater(a, b, **on), a, b, **on)
+    x, y = RNG.standard_normal((6, 5)).astype(np.float32), RNG.standard_normal(5).astype(np.float32)
+    want = [_bits(w) for w in f(x, y, backend="numpy")]
+    fused = gb.fuse(f)
+    outs = tuple(np.empty((6, 5), np.float32) for _ in want)
+    assert fused(x, y, out=outs, backend="numpy") == outs
+    assert [_bits(o) for o in outs] == want
+    lazy = fused(da.from_array(x, chunks=(3, 5)), y)       # chunks on the default backend (tanh's ulps)
+    assert [_bits(r.compute()) for r in lazy] == [_bits(w) for w in f(x, y)]
+    assert len(next(iter(fused._traces.values())).stages) >= 3
+
+
 def test_onnx_chain_of_3000_nodes_groups_and_runs():
     """Grouped as one fused chain without recursion (split into passes by gpubcast.fuse); run on the
     reference backend (no compile): the values of fuse=False."""
