@@ -9,8 +9,8 @@
 Tracing (this module is a front end): ``f`` runs once per signature -- each array argument's
 dtype and shape, each Python scalar argument's value, and the backend -- with ``Traced`` values
 in place of its array arguments (scalars are passed as they are: Python's own arithmetic on them
-stays Python's; their values reach the pass as 0-d operands, so a new value retraces, it does not
-recompile).  Every gpubcast call that meets a
+stays Python's, and may change the graph; their values reach the pass in its constant block, so a
+new value retraces, it does not recompile).  Every gpubcast call that meets a
 ``Traced`` value comes here through ``dispatch.defer`` and becomes a ``Node`` of the graph, with
 the dtypes that call would have (``dispatch.resolve_types``: NumPy 2's rules, weak Python
 scalars) and the shape the planner gives it (``dispatch.plan_for`` on the operands' shapes:
@@ -21,14 +21,25 @@ the maps from an output back to the leaves gives each leaf use (an argument, or 
 output dim each of its dims walks, or none (broadcast).  A call turns those into element
 strides of the actual arrays and one ``BroadcastPlan`` of the output (the planner's coalescing,
 operand classes, index width).  A value used under two different maps is computed once per map
-(a broadcast intermediate is recomputed along the dims it is broadcast over).
+(a broadcast intermediate is recomputed along the dims it is broadcast over).  A pass computes at
+most ``MAX_STEPS`` nodes: a longer chain runs as several passes, each storing the values later ones
+read (in their dtypes, as the unfused chain stores them), so a chain of any depth compiles in time
+linear in its length; nothing here recurses along a chain.
 
-Execution: on the Numba backend, one row function generated from the graph per output
+Execution: on the Numba backend, one row function generated from the graph per pass
 (``backends.numba_fused``), run by the usual drivers; on the CUDA backend, one kernel generated
-from the graph per output (``cuda.fused``); elsewhere (NumPy reference, Dask, a CUDA program whose
+from the graph per pass (``cuda.fused``); elsewhere (NumPy reference, Dask, a CUDA program whose
 argument would not fit a launch) the graph is evaluated op by op through ``dispatch.apply`` -- the
 unfused chain, the same values.  Inputs that overlap ``out=`` other than element for element are
 copied first, as ``dispatch`` does.
+
+Caches, all bounded: per fused function, ``MAX_TRACES`` traces and as many hot-path runners; compiled
+code is found by a program's structure (``Program.key``: ops, dtypes, shapes, dim maps and the
+constants' dtypes -- not their values, not the object), so a new scalar value, a new
+``gpubcast.fuse(f)`` of the same function or a new ONNX ``prepare`` compiles nothing.  The Numba
+backend keeps ``numba_cpu.MAX_FUSED_SPECS`` program specs and ``numba_fused.MAX_ROWS`` row functions
+(by source text), the CUDA backend ``cuda.fused.MAX_PROGRAMS`` kernels and launch templates: LRU
+caches (Numba does not free machine code: a structure dropped and met again compiles again).
 
 Values: equal to the unfused chain (each node computes in its own loop dtype, converted as
 ``dispatch`` converts inputs), except that a float -> integer conversion of a value out of
@@ -48,6 +59,9 @@ from .plan import c_strides, plan as make_plan
 
 #: traces kept per fused function (each Python scalar value is its own signature)
 MAX_TRACES = 256
+#: the most nodes one pass computes: a longer chain runs as several passes, each intermediate they
+#: share stored (measured: Numba's compile time per step is least near 128 steps and grows beyond)
+MAX_STEPS = 128
 
 
 @dataclass(frozen=True)
@@ -205,13 +219,34 @@ class Program:
     """One output of a traced function as a pass over that output: ``leaves`` are its array
     operands (each with, per dim, the output dim it walks), ``constants`` its 0-d values (one block
     of 16-byte slots, ``constant_block``), ``steps`` the node instances in evaluation order
-    (references ``("leaf", k)``, ``("const", k)``, ``("step", j)``), ``result`` the value stored."""
+    (references ``("leaf", k)``, ``("const", k)``, ``("step", j)``), ``result`` the value stored.
+
+    Programs are equal when their ``key`` is: the structure, the constants by dtype only (their
+    values travel in the constant block at run time), so compiled code is found by structure."""
     leaves: tuple             # (Leaf, dim map)
     constants: tuple          # 0-d arrays, each of the loop dtype that reads it
     steps: tuple              # (Node, input references)
     result: tuple             # reference
     dtype: np.dtype
     shape: tuple
+
+    @functools.cached_property
+    def key(self) -> tuple:
+        """Everything the pass's code depends on (hashable, flat: no recursion at any depth)."""
+        return (tuple((leaf.dtype, leaf.shape, leaf.arg, dmap) for leaf, dmap in self.leaves),
+                tuple(c.dtype for c in self.constants),
+                tuple((node.op, node.loop, node.dtype, node.shape, node.maps, refs) for node, refs in self.steps),
+                self.result, self.dtype, self.shape)
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        return hash(self.key)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or type(other) is Program and self._hash == other._hash and self.key == other.key
 
     @functools.cached_property
     def constant_block(self) -> np.ndarray:
@@ -223,42 +258,66 @@ class Program:
         return block
 
 
-def program_for(graph: Graph, vid: int) -> Program:
-    """The pass computing value ``vid`` of ``graph`` over its own shape."""
+def program_for(graph: Graph, vid: int, cut=None) -> Program:
+    """The pass computing value ``vid`` of ``graph`` over its own shape; ``cut`` maps values computed
+    by earlier passes (other than ``vid``) to the ``Leaf`` they are read as."""
+    cut = cut or {}
     out = graph.values[vid]
     leaves, constants, steps, memo = {}, {}, [], {}
-
-    def visit(v, dmap):
-        key = (v, dmap)
-        if key in memo:
-            return memo[key]
-        value = graph.values[v]
-        if isinstance(value, Leaf) and value.value is not None:
-            ref = ("const", constants.setdefault(value, len(constants)))
-        elif isinstance(value, Leaf):
-            ref = ("leaf", leaves.setdefault((value, dmap), len(leaves)))
-        else:
-            refs = []
-            for u, m in zip(value.inputs, value.maps):
-                ushape = graph.values[u].shape
-                refs.append(visit(u, tuple(dmap[d] if d is not None and ushape[e] == value.shape[d] else None
-                                           for e, d in enumerate(m))))
-            steps.append((value, tuple(refs)))
-            ref = ("step", len(steps) - 1)
-        memo[key] = ref
-        return ref
-
-    result = visit(vid, tuple(range(len(out.shape))))
+    root = tuple(range(len(out.shape)))
+    stack = [(vid, root, None)]       # depth first, inputs in order, without recursion
+    while stack:
+        v, dmap, inputs = stack.pop()
+        if inputs is not None:        # every input computed: the step itself
+            steps.append((graph.values[v], tuple(memo[u] for u in inputs)))
+            memo[v, dmap] = ("step", len(steps) - 1)
+            continue
+        if (v, dmap) in memo:
+            continue
+        value = cut[v] if v in cut and v != vid else graph.values[v]
+        if isinstance(value, Leaf):
+            memo[v, dmap] = ("const", constants.setdefault(value, len(constants))) if value.value is not None \
+                else ("leaf", leaves.setdefault((value, dmap), len(leaves)))
+            continue
+        inputs = [(u, tuple(dmap[d] if d is not None and graph.values[u].shape[e] == value.shape[d] else None
+                            for e, d in enumerate(m))) for u, m in zip(value.inputs, value.maps)]
+        stack.append((v, dmap, inputs))
+        stack.extend((u, m, None) for u, m in reversed(inputs))
     return Program(tuple(sorted(leaves, key=leaves.get)),
-                   tuple(c.value for c in sorted(constants, key=constants.get)), tuple(steps), result,
+                   tuple(c.value for c in sorted(constants, key=constants.get)), tuple(steps), memo[vid, root],
                    out.dtype, out.shape)
 
 
-class _Trace:
-    """One signature's trace: its programs (one per output) and whether it returned a tuple."""
+def _cuts(graph: Graph, vids) -> list:
+    """The values to materialise (in graph order) so that no pass computes more than ``MAX_STEPS``
+    nodes: walking the nodes the outputs ``vids`` need, a node whose pass would exceed it reads its
+    largest inputs from earlier passes instead (a chain of any depth: passes of ``MAX_STEPS``)."""
+    live, todo = set(), list(vids)
+    while todo:
+        v = todo.pop()
+        if v not in live and isinstance(graph.values[v], Node):
+            live.add(v)
+            todo.extend(graph.values[v].inputs)
+    cone, cuts = {}, []               # node -> the nodes (not cut) its pass computes
+    for v in sorted(live):
+        inputs = sorted({u for u in graph.values[v].inputs if u in live}, key=lambda u: -len(cone[u]))
+        c = {v}.union(*(cone[u] for u in inputs))
+        for u in inputs:
+            if len(c) <= MAX_STEPS:
+                break
+            cuts.append(u)
+            cone[u] = set()           # read as a leaf from here on
+            c = {v}.union(*(cone[u] for u in inputs))
+        cone[v] = c
+    return sorted(cuts)
 
-    def __init__(self, programs, as_tuple: bool):
-        self.programs, self.as_tuple = programs, as_tuple
+
+class _Trace:
+    """One signature's trace: its programs (one per output), whether it returned a tuple, and the
+    passes (``stages``) whose results the programs read as arguments after the call's own."""
+
+    def __init__(self, programs, as_tuple: bool, stages=()):
+        self.programs, self.as_tuple, self.stages = programs, as_tuple, stages
 
 
 class Fused:
@@ -291,12 +350,17 @@ class Fused:
         outs = (None,) * n if out is None else out if isinstance(out, tuple) else (out,)
         if len(outs) != n:
             raise ValueError(f"{self!r}: out= holds {len(outs)} array(s) but the function returns {n}")
+        values = list(args)           # then the stages' results, in order
         if any(backends.is_dask_array(x) for x in args):
-            results = [evaluate(p, args, o, backend) for p, o in zip(trace.programs, outs)]
+            for p in trace.stages:
+                values.append(evaluate(p, values, None, backend))
+            results = [evaluate(p, values, o, backend) for p, o in zip(trace.programs, outs)]
         else:
             be = backends.select([a for a in args if not _dt.is_python_scalar(a)], outs[0], backend)
-            results = [_run(be, p, _operands(p, args, be), o) for p, o in zip(trace.programs, outs)]
-            if fast is not None and n == 1:
+            for p in trace.stages:
+                values.append(_run(be, p, _operands(p, values, be), None))
+            results = [_run(be, p, _operands(p, values, be), o) for p, o in zip(trace.programs, outs)]
+            if fast is not None and n == 1 and not trace.stages:
                 self._remember(fast, be, trace.programs[0], args, out, trace.as_tuple)
         return tuple(results) if trace.as_tuple else results[0]
 
@@ -341,7 +405,10 @@ class Fused:
                 raise TypeError(f"{self!r}: a fused function returns the arrays it computes (or a tuple of "
                                 f"them), not {type(r).__name__}")
             vids.append(r.vid)
-        return _Trace([program_for(graph, v) for v in vids], as_tuple)
+        cuts = _cuts(graph, vids)     # read as the arguments after the call's own
+        cut = {v: Leaf(graph.values[v].dtype, graph.values[v].shape, arg=len(args) + k) for k, v in enumerate(cuts)}
+        return _Trace([program_for(graph, v, cut) for v in vids], as_tuple,
+                      [program_for(graph, v, cut) for v in cuts])
 
 
 def _SEEN_ONCE(args, out):

@@ -25,6 +25,7 @@ region.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import os
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ SLAB = 2048
 MIN_ITEMS = 16
 #: narrowest slab a long row is split into
 MIN_SEGMENT = 4096
+#: fused programs' Specs kept (by structure, output dtype and stride pattern), least recently used dropped
+MAX_FUSED_SPECS = 1024
 
 
 def _last_level_cache() -> int:
@@ -186,6 +189,13 @@ def _move_spec(op, in_dtypes, out_dtype) -> Spec | None:
         return Spec("where", lambda: K.where_row(np.uint8, raw), (np.uint8, raw, raw, raw),
                     (_view(in_dtypes[0], np.uint8), view, view, view), factor)
     return Spec("move", lambda: K.unary_row(S.move, S.NATIVE, raw, raw), (raw, raw), (view, view), factor)
+
+
+@functools.lru_cache(maxsize=MAX_FUSED_SPECS)
+def _fused_spec(program, out_dtype, classes: str, raws, views) -> Spec:
+    """The Spec of a fused program (``Program`` compares by structure, not by its constants' values)."""
+    from . import numba_fused
+    return Spec("fused", lambda: numba_fused.row_function(program, out_dtype, classes, _raw), raws, views)
 
 
 # --- iteration meta ------------------------------------------------------------------------------------
@@ -340,13 +350,7 @@ class NumbaBackend(HostArrays):
         raws = tuple(_raw(d)[0] for d in (*dtypes, out_dtype))
         views = tuple(_view(d, r) for d, r in zip((*dtypes, out_dtype), raws))
         meta = self.meta(p, Spec("fused", None, raws, views))
-        key = (program, out_dtype, numba_fused.pattern(meta))
-        spec = self._specs.get(key)
-        if spec is None:
-            classes = key[2]
-            spec = self._specs[key] = Spec("fused", lambda: numba_fused.row_function(
-                program, out_dtype, classes, _raw), raws, views)
-        return spec, meta
+        return _fused_spec(program, out_dtype, numba_fused.pattern(meta), raws, views), meta
 
     def prepare_fused(self, program, p, in_dtypes, out_dtype):
         """``prepare`` for a fused program (``in_dtypes``: its leaves')."""

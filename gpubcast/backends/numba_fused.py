@@ -20,6 +20,8 @@ taken when the strides the driver passes match it, and a general strided loop.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -29,6 +31,11 @@ from .numba_cache import cfunc
 
 #: a row's inner stride class per operand: unit, zero, or any other
 UNIT, ZERO, STRIDED = "u", "z", "s"
+#: compiled row functions kept in this process (by source text), least recently used dropped first
+MAX_ROWS = 256
+
+_ROWS: OrderedDict = OrderedDict()     # source digest -> compiled row function
+_LOCK = threading.Lock()
 
 
 def pattern(meta) -> str:
@@ -100,12 +107,13 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
                 expr = f"{rn}({f}({c}, {args[0]}, {args[1]}))"
             elif kind == "ternary":  # where: the condition converted to bool (raw 0/1)
                 expr = f"{args[1]} if {args[0]} != 0 else {args[2]}"
-            elif kind == "variadic":
+            elif kind == "variadic":  # a left fold, one statement per input (no nesting limit)
                 step, finish = S.VARIADIC[op.name]
                 names[f"V_{op.name}"], names[f"F_{op.name}"] = step, finish
                 acc = args[0]
-                for a in args[1:]:
-                    acc = f"{rn}(V_{op.name}({c}, {acc}, {a}))"
+                for i, a in enumerate(args[1:]):
+                    lines.append(f"w{j}_{i} = {rn}(V_{op.name}({c}, {acc}, {a}))")
+                    acc = f"w{j}_{i}"
                 expr = f"{rn}(F_{op.name}({c}, {acc}, {len(args)}))"
             elif kind == "quaternary":  # axpby: alpha * x + beta * y, each product rounded
                 mul, add = function(S.SCALAR, "multiply", "B"), function(S.SCALAR, "add", "B")
@@ -154,11 +162,26 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
 
 def row_function(program, out_dtype, classes: str, raw):
     """The compiled row function of ``program`` storing ``out_dtype``, its fast loop specialised on
-    ``classes`` (see ``pattern``); kept in gpubcast's cache under the hash of its source."""
+    ``classes`` (see ``pattern``): one per source text in this process (the ``MAX_ROWS`` most recently
+    used), kept in gpubcast's cache under the hash of its source."""
     text, names = source(program, out_dtype, classes, raw)
     digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    with _LOCK:
+        fn = _ROWS.get(digest)
+        if fn is not None:
+            _ROWS.move_to_end(digest)
+            return fn
+    fn = _compile(text, names, digest)
+    with _LOCK:
+        _ROWS[digest] = fn
+        while len(_ROWS) > MAX_ROWS:
+            _ROWS.popitem(last=False)
+    return fn
+
+
+def _compile(text: str, names: dict, digest: str):
     identity = f"fused_row-{digest}"
-    scope = dict(names)
+    scope = dict(names, __name__=__name__)   # a module name: Numba rebuilds a cached entry's environment from it
     exec(compile(text, f"<gpubcast fused {digest}>", "exec"), scope)  # noqa: S102 - generated above
     fn = scope["row"]
     fn.__name__ = fn.__qualname__ = identity.replace("-", "_")

@@ -15,8 +15,10 @@ NVRTC, its cache and the host emulation treat it as ``kernels/*.cu``), named by 
     }
 
 NIN is the number of leaves; the constants (``Program.constants``) travel in the kernel argument
-after the launch struct, one 16-byte slot each, so a new scalar value of the same trace does not
-recompile.  Launches are ``launch``'s (grid, shared-memory tiles, ranks beyond MAX_DIMS, 32/64-bit paths).
+after the launch struct, one 16-byte slot each: kernels and launch templates are kept by the program's
+structure (``Program.key``, constants by dtype; the ``MAX_PROGRAMS`` most recently used), so a new
+scalar value does not recompile.  Launches are ``launch``'s (grid, shared-memory tiles, ranks beyond
+MAX_DIMS, 32/64-bit paths).
 
 Values equal the unfused chain on the CUDA backend: the same functors, the same conversions; the
 kernels compile with ``--fmad=false``, so no product is fused into a later step's addition.  An
@@ -41,6 +43,8 @@ MAX_LEAVES = 15
 #: bytes of leaf elements one thread holds at once (a tile's loads all issue before any compute): the
 #: elements per thread halve until the leaves' elements fit, so many leaves do not spill registers
 LOADED_BYTES = 128
+#: programs whose kernels (and, per plan, launch templates) are kept, least recently used dropped first
+MAX_PROGRAMS = 1024
 #: the kernel file holding each op kind's functors
 FILE_OF_KIND = {"unary": "unary.cu", "binary": "binary.cu", "ternary": "ternary.cu", "variadic": "variadic.cu",
                 "quaternary": "variadic.cu", "move": "copy.cu"}
@@ -108,10 +112,11 @@ def source(program, out_dtype) -> str:
             expr = f"{functor}()({args[0]}, {args[1]})"
         elif kind == "ternary":        # where: the condition has the loop dtype bool
             expr = f"({args[0]} ? {args[1]} : {args[2]})"
-        elif kind == "variadic":       # a left fold, then Mean's division (kernels/variadic.cu)
+        elif kind == "variadic":       # a left fold, one statement per input, then Mean's division
             expr = args[0]
-            for a in args[1:]:
-                expr = f"{op.functor}().step({expr}, {a})"
+            for i, a in enumerate(args[1:]):
+                lines.append(f"      const {cx(node.loop[0])} w{j}_{i} = {op.functor}().step({expr}, {a});")
+                expr = f"w{j}_{i}"
             if op.name == "mean":
                 expr = f"num::true_divide({expr}, num::from_count<{cx(natural)}>({len(args)}))"
         elif kind == "quaternary":     # axpby: each product rounded (kernels/variadic.cu Axpby)
@@ -189,7 +194,7 @@ def elements_per_thread(program, out_dtype) -> tuple[int, int, int]:
     return result[0], result[1], result[2]
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=MAX_PROGRAMS)
 def kernel(program, out_dtype) -> FusedKernels:
     """The kernels of ``program`` storing ``out_dtype``, their family registered with ``sources``."""
     text = source(program, out_dtype)
@@ -223,7 +228,7 @@ def launches(program, p, inputs: list, out) -> list:
     return result
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=MAX_PROGRAMS)
 def _templates(program, p, host_values, out_dtype) -> tuple:
     k = kernel(program, out_dtype)
     n = len(program.leaves)

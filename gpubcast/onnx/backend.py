@@ -24,7 +24,8 @@ host (CuPy has none); a node with a string input computes on the CPU.
 Fusion (``prepare(model, fuse=True)``, the default): ``Constant`` nodes are computed once, in
 ``prepare``; maximal chains of elementwise nodes (every operator but ``Gemm``, ``Pow``,
 ``Constant``) run as one ``gpubcast.fuse`` call each -- one pass per chain output consumed
-elsewhere, no intermediate arrays, the same values.  A chain joins a node only if every other
+elsewhere (a chain longer than ``fusion.MAX_STEPS`` nodes: several passes, storing the values
+between them), no other intermediate arrays, the same values.  A chain joins a node only if every other
 input of that node exists before the chain starts, so chains run in the graph's order.
 ``fuse=False`` runs node by node.
 
@@ -128,62 +129,74 @@ def _attribute(v):
 
 
 def _topological(steps, available) -> list[_Step]:
-    """``steps`` in an order where every input exists before it is read (stable for sorted graphs)."""
-    available, pending, order = set(available), list(steps), []
-    while pending:
-        ready = [s for s in pending if all(not i or i in available for i in s.inputs)]
-        if not ready:
-            step = pending[0]
-            missing = [i for i in step.inputs if i and i not in available]
-            raise ValueError(f"gpubcast.onnx.backend: {step.label} reads {', '.join(map(repr, missing))}, "
-                             f"which no graph input, initializer or other node provides (or the graph "
-                             f"has a cycle)")
-        for s in ready:
-            order.append(s)
-            available.update(s.outputs)
-        pending = [s for s in pending if all(s is not r for r in ready)]
-    return order
+    """``steps`` in an order where every input exists before it is read: round by round, each round
+    the steps whose inputs all exist, in graph order (stable for sorted graphs; linear time)."""
+    available, waiting, readers = set(available), [], {}
+    for k, s in enumerate(steps):
+        missing = {i for i in s.inputs if i and i not in available}
+        waiting.append(len(missing))
+        for i in missing:
+            readers.setdefault(i, []).append(k)
+    ready, order = [k for k, n in enumerate(waiting) if not n], []
+    while ready:
+        order += ready
+        after = []
+        for k in ready:
+            for o in steps[k].outputs:
+                if o not in available:
+                    available.add(o)
+                    for r in readers.pop(o, ()):
+                        waiting[r] -= 1
+                        if not waiting[r]:
+                            after.append(r)
+        ready = sorted(after)
+    if len(order) < len(steps):
+        step = steps[min(set(range(len(steps))) - set(order))]
+        missing = [i for i in step.inputs if i and i not in available]
+        raise ValueError(f"gpubcast.onnx.backend: {step.label} reads {', '.join(map(repr, missing))}, "
+                         f"which no graph input, initializer or other node provides (or the graph "
+                         f"has a cycle)")
+    return [steps[k] for k in order]
 
 
 def _chains(steps, graph_outputs) -> list[_Step]:
     """``steps`` (in topological order) with maximal chains of elementwise steps replaced by one
     step each, which runs the chain as a ``gpubcast.fuse`` call (see the module docstring)."""
     position = {o: k for k, s in enumerate(steps) for o in s.outputs}
-    group_of, groups = {}, []       # output name -> group index; groups: [first position, steps]
+    group_of, groups = {}, []       # output name -> group index; groups: [first position, steps, outputs]
     for k, s in enumerate(steps):
         joined = None
         if s.op_type not in NOT_FUSED:
             for g in sorted({group_of[i] for i in s.inputs if i in group_of}, reverse=True):
-                first = groups[g][0]
-                if all(not i or i in groups_outputs(groups[g][1]) or position.get(i, -1) < first for i in s.inputs):
+                first, _, made = groups[g]
+                if all(not i or i in made or position.get(i, -1) < first for i in s.inputs):
                     joined = g
                     break
         if joined is None:
-            groups.append([k, [s]])
+            groups.append([k, [], set()])
             joined = len(groups) - 1
-        else:
-            groups[joined][1].append(s)
+        groups[joined][1].append(s)
+        groups[joined][2].update(s.outputs)
         if s.op_type not in NOT_FUSED:
             for o in s.outputs:
                 group_of[o] = joined
-    used = {i for s in steps for i in s.inputs} | set(graph_outputs)
+    readers = {}                    # name -> the groups reading it
+    for g, (_, members, _) in enumerate(groups):
+        for s in members:
+            for i in s.inputs:
+                readers.setdefault(i, set()).add(g)
     out = []
-    for _, members in groups:
+    for g, (_, members, inside) in enumerate(groups):
         if len(members) == 1:
             out.append(members[0])
             continue
-        inside = groups_outputs(members)
         needed = {i for s in members for i in s.inputs if i and i not in inside}
         reads = tuple(sorted(needed, key=lambda n: position.get(n, -1)))
-        consumed = {i for s in steps if s not in members for i in s.inputs} | set(graph_outputs)
-        writes = tuple(o for s in members for o in s.outputs if o in consumed and o in used)
-        label = f"a fused chain of {len(members)} nodes ({', '.join(s.op_type for s in members)})"
+        writes = tuple(o for s in members for o in s.outputs if o in graph_outputs or readers.get(o, set()) - {g})
+        kinds = ", ".join(s.op_type for s in members[:8]) + (", ..." if len(members) > 8 else "")
+        label = f"a fused chain of {len(members)} nodes ({kinds})"
         out.append(_Step(label, "fused", _fused_chain(members, reads, writes), reads, writes, {}))
     return out
-
-
-def groups_outputs(members) -> set:
-    return {o for s in members for o in s.outputs}
 
 
 def _fused_chain(members, reads, writes):
