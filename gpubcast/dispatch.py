@@ -63,13 +63,13 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
             return handler(op, inputs, rule=rule, axis=axis, axes_mapping=axes_mapping, out=out, dtype=dtype,
                            backend=backend, target=target, shape=shape)
     if out is not None:
-        out = _checked_out(op, out)
+        out = checked_out(op, out)
     be = backends.select(inputs, out, backend)
     arrays = [x if _dt.is_python_scalar(x) or be.owns(x) else be.asarray(x) for x in inputs]
     types = tuple(_dt.weak_type(x) for x in arrays)
     loop, out_dtype = resolve_types(op, types, dtype)
     if "comparison" in op.tags and int in types:
-        arrays, loop = _compare_out_of_range(arrays, types, loop)
+        arrays, loop = compare_out_of_range(arrays, types, loop)
     try:
         arrays = [x if not _dt.is_python_scalar(x) and x.dtype == dt else be.asarray(x, dtype=dt)
                   for x, dt in zip(arrays, loop)]
@@ -104,8 +104,8 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
                 return result
     if out is None:
         out = be.empty(p.out_shape, out_dtype)
-    elif p.size and any(_partial_overlap(be, x, i, p, out) for i, x in enumerate(arrays)):
-        arrays = [be.copy(x) if _partial_overlap(be, x, i, p, out) else x for i, x in enumerate(arrays)]
+    elif p.size and any(partial_overlap(be, x, i, p, out) for i, x in enumerate(arrays)):
+        arrays = [be.copy(x) if partial_overlap(be, x, i, p, out) else x for i, x in enumerate(arrays)]
         p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
     if not p.size:
         return out
@@ -167,7 +167,7 @@ def _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target,
     return tuple(key)
 
 
-def _compare_out_of_range(arrays, types, loop):
+def compare_out_of_range(arrays, types, loop):
     """A comparison of an integer array with a Python int outside its loop dtype, as NumPy 2 computes
     it (exactly): the int compares as +-inf would, so the two compare in float64 with that infinity."""
     ints = [type(x) is int and not _dt.fits(x, dt) for x, dt in zip(arrays, loop)]
@@ -178,7 +178,7 @@ def _compare_out_of_range(arrays, types, loop):
     return arrays, (np.dtype(np.float64),) * len(arrays)
 
 
-def _checked_out(op: Op, out):
+def checked_out(op: Op, out):
     """``out=`` as given, checked at the front door (as NumPy's ufuncs check it): an array, writable;
     a tuple of one array is that array."""
     if type(out) is tuple:
@@ -217,7 +217,7 @@ def planning_order(rule: str, n: int, target: int) -> tuple[int, ...] | None:
     return None
 
 
-def _partial_overlap(be, x, i, p, out) -> bool:
+def partial_overlap(be, x, i, p, out) -> bool:
     """Whether input ``x`` shares memory with ``out`` other than element for element."""
     if getattr(x, "ndim", 0) == 0 and getattr(x, "size", 1) == 1 and not be.may_share_memory(x, out):
         return False

@@ -28,8 +28,8 @@ linear in its length; nothing here recurses along a chain.
 
 Execution: on the Numba backend, one row function generated from the graph per pass
 (``backends.numba_fused``), run by the usual drivers; on the CUDA backend, one kernel generated
-from the graph per pass (``cuda.fused``); elsewhere (NumPy reference, Dask, a CUDA program whose
-argument would not fit a launch) the graph is evaluated op by op through ``dispatch.apply`` -- the
+from the graph per pass (``cuda.fused``); elsewhere (NumPy reference, Dask, ndarray subclasses such
+as masked arrays, a CUDA program whose argument would not fit a launch) the graph is evaluated op by op through ``dispatch.apply`` -- the
 unfused chain, the same values.  Inputs that overlap ``out=`` other than element for element are
 copied first, as ``dispatch`` does.
 
@@ -55,7 +55,8 @@ import numpy as np
 
 from . import api, backends, dispatch, ops
 from . import dtypes as _dt
-from .plan import c_strides, plan as make_plan
+from .plan import plan as make_plan
+from .subclasses import is_subclass
 
 #: traces kept per fused function (each Python scalar value is its own signature)
 MAX_TRACES = 256
@@ -182,12 +183,12 @@ def _record(op, inputs, *, rule, axis, axes_mapping, out, dtype, backend, target
     types = tuple(x.dtype if type(x) is Traced else _dt.weak_type(x) for x in values)
     loop, out_dtype = dispatch.resolve_types(op, types, dtype)
     if "comparison" in op.tags and int in types:  # an int beyond the loop dtype compares as +-inf
-        values, loop = dispatch._compare_out_of_range(values, types, loop)
+        values, loop = dispatch.compare_out_of_range(values, types, loop)
     ids = [x.vid if type(x) is Traced else graph.add(Leaf(np.dtype(dt), (), value=_constant(op, x, dt)))
            for x, dt in zip(values, loop)]
     shapes = [x.shape if type(x) is Traced else () for x in values]
     p = dispatch.plan_for(shapes, rule, axis, axes_mapping, None, target, shape)
-    maps = tuple(_dim_map(s, st, p.out_shape) for s, st in zip(shapes, p.strides))
+    maps = p.dim_maps
     vid = graph.add(Node(op, tuple(ids), tuple(np.dtype(t) for t in loop), np.dtype(out_dtype),
                          p.out_shape, maps))
     return Traced(graph, vid, out_dtype, p.out_shape)
@@ -202,14 +203,6 @@ def _constant(op, x, dt):
         raise OverflowError(f"{op.name}: Python integer {x} out of bounds for {dt}")
     with np.errstate(all="ignore"):
         return np.asarray(x, dtype=dt)
-
-
-def _dim_map(shape, strides, out_shape) -> tuple:
-    """For each dim of an operand of ``shape`` (C-contiguous), the output dim it walks, or None, read
-    from the planner's strides (a dim of size > 1 has a C stride no other such dim has)."""
-    own = c_strides(shape)
-    where = {s: d for d, s in enumerate(strides) if s}
-    return tuple(where.get(own[e]) if n > 1 else None for e, n in enumerate(shape))
 
 
 # --- the fused function --------------------------------------------------------------------------------
@@ -351,7 +344,7 @@ class Fused:
         if len(outs) != n:
             raise ValueError(f"{self!r}: out= holds {len(outs)} array(s) but the function returns {n}")
         values = list(args)           # then the stages' results, in order
-        if any(backends.is_dask_array(x) for x in args):
+        if any(backends.is_dask_array(x) or is_subclass(x) for x in args):  # op by op: chunks; masks, wraps
             for p in trace.stages:
                 values.append(evaluate(p, values, None, backend))
             results = [evaluate(p, values, o, backend) for p, o in zip(trace.programs, outs)]
@@ -508,15 +501,15 @@ def _run(be, p: Program, arrays, out):
     if out is None:
         out = be.empty(p.shape, p.dtype)
     else:
-        out = dispatch._checked_out(ops.get("copy"), out)
+        out = dispatch.checked_out(ops.get("copy"), out)
         if tuple(out.shape) != p.shape:
             raise ValueError(f"out= has shape {tuple(out.shape)}, but the fused result has shape {p.shape}")
         if not np.can_cast(p.dtype, out.dtype, casting="same_kind"):
             raise TypeError(f"cannot write {p.dtype} results into an out= array of {out.dtype} (casting rule "
                             f"'same_kind')")
     plan = output_plan(p, arrays, out)
-    if plan.size and any(dispatch._partial_overlap(be, x, i, plan, out) for i, x in enumerate(arrays)):
-        arrays = [be.copy(x) if dispatch._partial_overlap(be, x, i, plan, out) else x for i, x in enumerate(arrays)]
+    if plan.size and any(dispatch.partial_overlap(be, x, i, plan, out) for i, x in enumerate(arrays)):
+        arrays = [be.copy(x) if dispatch.partial_overlap(be, x, i, plan, out) else x for i, x in enumerate(arrays)]
         plan = output_plan(p, arrays, out)    # inputs read before out is written, as dispatch does
     if plan.size and not run(p, plan, arrays, out):
         return evaluate(p, arrays, given, be.name, leaves_given=True)   # the last step writes given out=

@@ -126,3 +126,14 @@ def test_an_array_ufunc_override_decides_for_itself():
         __array_ufunc__ = None
     with pytest.raises(TypeError):
         gb.add(np.arange(3.0).view(OptedOut), 1)
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_a_fused_function_of_subclasses_is_the_unfused_chain_numpy_would_give():
+    f = gb.fuse(lambda x, k: gb.log(x) * k + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _same_masked(f(M, K), np.log(M) * K + 1)
+    got = f(np.matrix([[1.0, 2.0]]), 2.0)
+    assert type(got) is np.matrix
+    np.testing.assert_array_equal(got, np.log([[1.0, 2.0]]) * 2 + 1)

@@ -45,9 +45,6 @@ MAX_LEAVES = 15
 LOADED_BYTES = 128
 #: programs whose kernels (and, per plan, launch templates) are kept, least recently used dropped first
 MAX_PROGRAMS = 1024
-#: the kernel file holding each op kind's functors
-FILE_OF_KIND = {"unary": "unary.cu", "binary": "binary.cu", "ternary": "ternary.cu", "variadic": "variadic.cu",
-                "quaternary": "variadic.cu", "move": "copy.cu"}
 
 
 @dataclass(frozen=True)
@@ -85,7 +82,7 @@ def source(program, out_dtype) -> str:
     for node, _ in program.steps:     # each step's kernel exists on its own (same checks, same errors)
         catalog.kernels_for(node.op, node.loop, _natural(node))
     cx(out_dtype)
-    files = sorted({FILE_OF_KIND[node.op.kind] for node, _ in program.steps})
+    files = sorted({sources.FAMILIES[sources.FAMILY_OF_KIND[node.op.kind]].file for node, _ in program.steps})
     lines, dtypes, steady = [], [], []    # per step: C++ line, dtype, one value over the whole call
 
     def whole_call_constant(kind, k):
