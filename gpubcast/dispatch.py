@@ -12,9 +12,9 @@ instead.  Those modules import this one, never the other way round.
 
 Hot path: a backend may offer ``prepare(op, plan, loop dtypes, out dtype)`` returning a runner
 ``f(inputs, out) -> out`` (or None from the runner: take the general path).  When a call on plain
-NumPy arrays that needs no casts or copies is seen a second time, ``apply`` caches that runner
-under the call's signature (op, dtypes, shapes, strides, out, options); later calls with the same
-signature go straight to it.
+NumPy arrays that needs no casts or copies is seen a second time, ``apply`` keeps that runner in
+``HOT`` (``hot_calls``) under the call's signature (op, dtypes, shapes, strides, out, options);
+later calls with the same signature go straight to it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 
 from . import backends
 from . import dtypes as _dt
+from .hot_calls import HotCalls
 from .ops import Op
 from .plan import plan as make_plan, take
 
@@ -51,7 +52,7 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
         key = _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target, shape)
     if key is not None:
         try:
-            runner = _FAST.get(key)
+            runner = HOT.runners.get(key)
         except TypeError:  # unhashable options (e.g. a list for axes_mapping or shape)
             key = None
         if runner is not None:
@@ -93,12 +94,8 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
 
     p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
     if key is not None and hasattr(be, "prepare") and all(x is y for x, y in zip(arrays, inputs)):
-        if len(_FAST) >= _FAST_MAX:
-            _FAST.clear()
-        if runner is None:  # first sighting: remember it (no runner compiled for one-off calls)
-            _FAST[key] = _seen_once
-        elif runner is _seen_once:
-            runner = _FAST[key] = be.prepare(op, p, tuple(x.dtype for x in arrays), out_dtype) or _no_runner
+        runner = HOT.note(key, lambda: be.prepare(op, p, tuple(x.dtype for x in arrays), out_dtype))
+        if runner is not None:  # the second sighting: prepared now
             result = runner(inputs, out)
             if result is not None:
                 return result
@@ -135,17 +132,8 @@ def _execute_objects(be, op, p, arrays, out):
         raise TypeError(f"{op.name}: computing on object elements failed with {type(e).__name__}: {e}") from e
 
 
-def _seen_once(inputs, out):
-    return None
-
-
-def _no_runner(inputs, out):
-    return None
-
-
-#: call signature -> runner from ``backend.prepare``, or _seen_once / _no_runner (module docstring)
-_FAST: dict = {}
-_FAST_MAX = 4096
+#: call signature -> runner from ``backend.prepare`` (module docstring; ``hot_calls``)
+HOT = HotCalls(4096)
 _ndarray = np.ndarray
 
 

@@ -40,6 +40,7 @@ from . import dtypes as _dt
 from . import elementwise_build as build
 from . import host_pool
 from .errors import BroadcastError
+from .hot_calls import HotCalls
 from .plan import c_strides, coalesce, plan as make_plan
 from .rules import check_options, dim_maps
 
@@ -128,10 +129,10 @@ class ElementwiseKernel:
         self.options = tuple(options)
         self.reduce_dims, self.no_return, self.return_tuple = reduce_dims, no_return, return_tuple
         self.broadcast, self.axis, self.axes_mapping = check_options(broadcast, axis, axes_mapping)
-        self._hot: dict = {}      # call signature of NumPy arguments -> runner (see _hot_key)
+        self._hot = HotCalls(_HOT_MAX)   # call signature -> runner (see _hot_key; hot_calls)
 
     def __getstate__(self):       # the runners hold ctypes functions: rebuilt where unpickled
-        return {**self.__dict__, "_hot": {}}
+        return {**self.__dict__, "_hot": HotCalls(_HOT_MAX)}
 
     def __repr__(self):
         ins = ", ".join(p.decl for p in self.in_params)
@@ -157,7 +158,7 @@ class ElementwiseKernel:
                 axes_mapping=None) -> tuple:
         """``__call__``, always returning the tuple of outputs (whatever ``no_return`` / ``return_tuple``)."""
         key = _hot_key(args, size, stream, broadcast, axis, axes_mapping)
-        hot = self._hot.get(key) if key is not None else None
+        hot = self._hot.runners.get(key) if key is not None else None
         if hot is not None:
             return hot(args)
         if len(args) not in (self.nin, self.nargs):
@@ -211,9 +212,7 @@ class ElementwiseKernel:
         if n:
             launcher = self._run(ins, outs, types, placeholders, out_shape, strides, n, gpu, stream, xp)
             if key is not None and launcher is not None:
-                if len(self._hot) >= _HOT_MAX:
-                    self._hot.clear()
-                self._hot[key] = _hot_runner(launcher, allocate, xp)
+                self._hot.keep(key, _hot_runner(launcher, allocate, xp))  # built anyway: kept at once
         return result
 
     def _result(self, outs):

@@ -55,6 +55,7 @@ import numpy as np
 
 from . import api, backends, dispatch, ops
 from . import dtypes as _dt
+from .hot_calls import HotCalls
 from .plan import plan as make_plan
 from .subclasses import is_subclass
 
@@ -319,7 +320,7 @@ class Fused:
     def __init__(self, fn):
         self.fn = fn
         self._traces: dict = {}
-        self._fast: dict = {}         # call key -> runner, or _SEEN_ONCE (as dispatch's hot path)
+        self._hot = HotCalls(MAX_TRACES)   # call key -> runner (hot_calls, as dispatch's hot path)
         functools.update_wrapper(self, fn)
 
     def __repr__(self):
@@ -328,8 +329,8 @@ class Fused:
     def __call__(self, *args, out=None, backend=None):
         fast = _fast_key(args, out, backend)
         if fast is not None:
-            runner = self._fast.get(fast)
-            if runner is not None and runner is not _SEEN_ONCE:
+            runner = self._hot.runners.get(fast)
+            if runner is not None:
                 result = runner(args, out)
                 if result is not None:
                     return result
@@ -359,24 +360,7 @@ class Fused:
 
     def _remember(self, fast, be, p: Program, args, out, as_tuple: bool):
         """A call seen twice gets a runner (``backend.prepare_fused``) kept under its key."""
-        if self._fast.get(fast) is not _SEEN_ONCE:
-            if len(self._fast) >= MAX_TRACES:
-                self._fast.clear()
-            self._fast[fast] = _SEEN_ONCE
-            return
-        prepare = getattr(be, "prepare_fused", None)
-        arrays = _operands(p, args, be)
-        runner = None
-        if prepare is not None and all(type(x) is np.ndarray for x in arrays):
-            base = prepare(p, output_plan(p, arrays, out), tuple(x.dtype for x in arrays), p.dtype
-                           if out is None else out.dtype)
-            if base is not None:
-                picks = tuple(leaf.arg for leaf, _ in p.leaves)
-
-                def runner(args, out):
-                    result = base([args[i] for i in picks], out)   # out: None or one array (a tuple has no key)
-                    return result if result is None or not as_tuple else (result,)
-        self._fast[fast] = runner or _no_runner
+        self._hot.note(fast, lambda: _prepared(be, p, args, out, as_tuple))
 
     def _trace(self, args) -> _Trace:
         graph = Graph()
@@ -404,12 +388,22 @@ class Fused:
                       [program_for(graph, v, cut) for v in cuts])
 
 
-def _SEEN_ONCE(args, out):
-    return None
+def _prepared(be, p: Program, args, out, as_tuple: bool):
+    """The runner of calls like this one (``backend.prepare_fused``), or None."""
+    prepare = getattr(be, "prepare_fused", None)
+    arrays = _operands(p, args, be)
+    if prepare is None or not all(type(x) is np.ndarray for x in arrays):
+        return None
+    base = prepare(p, output_plan(p, arrays, out), tuple(x.dtype for x in arrays), p.dtype
+                   if out is None else out.dtype)
+    if base is None:
+        return None
+    picks = tuple(leaf.arg for leaf, _ in p.leaves)
 
-
-def _no_runner(args, out):
-    return None
+    def runner(args, out):
+        result = base([args[i] for i in picks], out)   # out: None or one array (a tuple has no key)
+        return result if result is None or not as_tuple else (result,)
+    return runner
 
 
 def _fast_key(args, out, backend):

@@ -13,6 +13,7 @@ import pytest
 import gpubcast as gb
 from gpubcast import ops
 from gpubcast.dispatch import apply
+from gpubcast.hot_calls import HotCalls
 
 from numba_cases import INTS, LAYOUTS, mismatch, run_both
 
@@ -26,7 +27,7 @@ def parallel_from_1000(monkeypatch):
     from gpubcast.backends import numba_cpu
     monkeypatch.setattr(numba_cpu, "PARALLEL_MIN", 1000)
     monkeypatch.setattr(gb.backends, "_instances", {})
-    monkeypatch.setattr(dispatch, "_FAST", {})
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(4096))
 
 
 def _np(f, *args):
@@ -278,7 +279,7 @@ def test_non_temporal_stores(monkeypatch, name):
     from gpubcast.backends import numba_cpu
     monkeypatch.setattr(numba_cpu, "NON_TEMPORAL_MIN", 0)
     monkeypatch.setattr(gb.backends, "_instances", {})  # a fresh backend: no cached metas
-    monkeypatch.setattr(gb.dispatch, "_FAST", {})
+    monkeypatch.setattr(gb.dispatch, "HOT", HotCalls(4096))
     op = ops.get(name)
     rng = np.random.default_rng(13)
     for start in range(0, 9):  # output rows starting at every alignment
