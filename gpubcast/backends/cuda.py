@@ -17,6 +17,9 @@ import numpy as np
 from .. import dtypes as _dt
 from ..cuda import compiler, launch
 
+#: loaded kernels kept (per device and name); past it they are loaded again from the disk cache
+MAX_FUNCTIONS = 4096
+
 
 def _cupy():
     try:
@@ -138,5 +141,7 @@ class CudaBackend:
             with dev:
                 module = self.xp.cuda.function.Module()
                 module.load(binary)
+                if len(self._functions) >= MAX_FUNCTIONS:   # each holds its module: bounded device memory
+                    self._functions.clear()
                 fn = self._functions[key] = module.get_function(lowered)  # it holds the module
         return fn

@@ -172,7 +172,7 @@ def cache_key(family: str, name: str, arch: str) -> str:
                       repr(nvrtc_version()), sources.cuda_headers_stamp(), source])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=4096)    # a kernel dropped here is read again from the disk cache
 def cached_kernel(family: str, name: str, arch: str) -> tuple[bytes, str]:
     """(CUBIN or PTX holding ``name``, its mangled symbol): from the cache when a proven entry is
     there, else compiled (by one process at a time) and stored."""
