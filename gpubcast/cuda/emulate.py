@@ -37,7 +37,6 @@ loaded).  One process builds a library while the others wait for it (a file lock
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import ctypes
 import dataclasses
 import functools
@@ -515,9 +514,9 @@ class Check(ctypes.Structure):
 class EmulatedBackend(HostArrays):
     """A backend computing NumPy arrays with the CUDA kernels under host emulation.
 
-    It plugs into ``gpubcast.dispatch.apply`` like any backend (register it in
-    ``gpubcast.backends._instances``), so the whole path -- type resolution, casts, plans,
-    out= and overlap handling, operand classes, packing, kernels -- runs without a GPU.
+    It plugs into ``gpubcast.dispatch.apply`` like any backend (``registered``: under its name in
+    ``gpubcast.backends``), so the whole path -- type resolution, casts, plans, out= and overlap
+    handling, operand classes, packing, kernels -- runs without a GPU.
     NumPy arrays play device memory; 0-d inputs are host scalars (kernel arguments).
     ``grid``: launch this many blocks instead of the computed count (grid-stride check).
     ``index64_above``: take the 64-bit index path for outputs larger than this (the real
@@ -582,16 +581,7 @@ def available() -> str:
     return ""
 
 
-@contextlib.contextmanager
 def registered(backend: EmulatedBackend):
     """``backend`` reachable as ``backend=backend.name`` in every gpubcast call, for the block."""
     from .. import backends
-    previous = backends._instances.get(backend.name)
-    backends._instances[backend.name] = backend
-    try:
-        yield backend
-    finally:
-        if previous is None:
-            backends._instances.pop(backend.name, None)
-        else:
-            backends._instances[backend.name] = previous
+    return backends.registered(backend.name, backend)

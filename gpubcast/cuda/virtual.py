@@ -1,8 +1,9 @@
 """A virtual CUDA device for tests: the real CUDA backend path, kernels run by the host emulation.
 
-``installed()`` puts a stand-in for the few CuPy calls gpubcast makes in place of ``cupy``
-(``sys.modules``), registers a fresh ``gpubcast.backends.cuda.CudaBackend`` built on it, and
-watches ``compiler.cached_kernel`` (to know which name expression each lowered name came from).
+``installed()`` registers a fresh ``gpubcast.backends.cuda.CudaBackend`` built on a stand-in for the
+few CuPy calls gpubcast makes (``gpubcast.backends.registered``: gpubcast reaches CuPy through that
+backend's ``xp``; ``sys.modules["cupy"]`` stays the real CuPy, whose NVRTC compiles), and watches
+``compiler.cached_kernel`` (to know which name expression each lowered name came from).
 Everything else is gpubcast's own code: ``backends/cuda.py`` -> ``cuda/launch.py`` -> the kernel
 call ``Function.__call__(grid, block, args)``, which here
 
@@ -40,7 +41,6 @@ import itertools
 import math
 import re
 import struct
-import sys
 import types
 import weakref
 
@@ -611,8 +611,9 @@ class VirtualCupy(types.ModuleType):
 
 @contextlib.contextmanager
 def installed(cp: VirtualCupy | None = None):
-    """``cp`` (default: a new VirtualCupy) as ``cupy`` and gpubcast's CUDA backend on it, for the block."""
+    """gpubcast's CUDA backend on ``cp`` (default: a new VirtualCupy), for the block."""
     from .. import backends
+    from ..backends.cuda import CudaBackend
     cp = cp or VirtualCupy()
     real = compiler.cached_kernel
 
@@ -622,19 +623,9 @@ def installed(cp: VirtualCupy | None = None):
         cp._names[lowered] = (family, name)
         return binary, lowered
 
-    compiler.supported_archs()     # the real CuPy's NVRTC loads its library on first use: before the swap
-    saved_module, saved_backend = sys.modules.get("cupy"), backends._instances.pop("cuda", None)
-    sys.modules["cupy"] = cp
     compiler.cached_kernel = watched
     try:
-        backends._instances["cuda"] = backends.get("cuda")   # a CudaBackend whose xp is cp
-        yield cp
+        with backends.registered("cuda", CudaBackend(cp)):
+            yield cp
     finally:
         compiler.cached_kernel = real
-        if saved_module is None:
-            sys.modules.pop("cupy", None)
-        else:
-            sys.modules["cupy"] = saved_module
-        backends._instances.pop("cuda", None)
-        if saved_backend is not None:
-            backends._instances["cuda"] = saved_backend
