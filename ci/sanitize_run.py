@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from gpubcast import backends, ops
-from gpubcast.cuda import checks
+from gpubcast.devtools import checks
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """Shared test configuration: Hypothesis profiles, the GPU marker and the ``cupy`` fixture.
 
-``cupy``: the real CuPy where a GPU is, else the virtual CUDA device (``gpubcast.cuda.virtual``):
+``cupy``: the real CuPy where a GPU is, else the virtual CUDA device (``gpubcast.devtools.virtual``):
 gpubcast's real CUDA backend path with every kernel launch checked and run by the host emulation.
 ``GPUBCAST_VIRTUAL_CUDA=1`` takes the virtual device even where a GPU is; ``=0`` never takes it
 (tests that use the fixture then need a GPU, as before).  Tests marked ``gpu`` that do not use the
@@ -37,7 +37,8 @@ def _virtual_unavailable() -> str:
     if VIRTUAL_CUDA == "0":
         return "GPUBCAST_VIRTUAL_CUDA=0"
     try:
-        from gpubcast.cuda import compiler, emulate
+        from gpubcast.cuda import compiler
+        from gpubcast.devtools import emulate
         compiler.nvrtc_version()
     except Exception as e:  # noqa: BLE001 - no CuPy / NVRTC: no virtual device
         return f"no NVRTC ({type(e).__name__}: {e})"
@@ -58,7 +59,7 @@ def cupy():
     why = _virtual_unavailable()
     if why:
         pytest.skip(f"no virtual CUDA device: {why}")
-    from gpubcast.cuda import virtual
+    from gpubcast.devtools import virtual
     with virtual.installed() as cp:
         yield cp
 

@@ -9,7 +9,8 @@ import pytest
 
 import gpubcast as gb
 from gpubcast import ops
-from gpubcast.cuda import catalog, emulate, launch
+from gpubcast.cuda import catalog, launch
+from gpubcast.devtools import emulate
 
 needs_harness = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
 

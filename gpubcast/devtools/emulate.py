@@ -45,7 +45,7 @@ from pathlib import Path
 
 from .. import hostbuild
 from ..backends.reference import HostArrays
-from . import catalog, launch, sources
+from ..cuda import catalog, launch, sources
 
 PURPOSE = "host emulation"   # who needs the C++ compiler, in hostbuild's errors
 CXX_FLAGS = ("-std=c++17", "-O0", "-fPIC", "-shared", "-ffp-contract=off", "-fno-strict-aliasing",
@@ -546,7 +546,7 @@ class EmulatedBackend(HostArrays):
 
     def execute_fused(self, program, p, inputs, out) -> bool:
         """A fused program's generated kernel (``gpubcast.cuda.fused``), as ``CudaBackend.execute_fused``."""
-        from . import fused
+        from ..cuda import fused
         if not fused.fits(program):
             return False
         if self.index64_above is not None and p.size > self.index64_above:

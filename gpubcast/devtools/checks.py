@@ -21,7 +21,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import ops as _ops
 from ..dispatch import apply
-from . import catalog
+from ..cuda import catalog
 
 #: dtypes the emulation build covers (every op is instantiated for each it accepts)
 EMULATION_DTYPES = tuple(np.dtype(t) for t in (

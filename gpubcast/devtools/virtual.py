@@ -20,14 +20,14 @@ call ``Function.__call__(grid, block, args)``, which here
   size within ``.maxntid`` and 1024, grid within CUDA's limits, the stream is the current one and
   not a stream other than the capturing one while a capture runs;
 * runs the launch with the host-built kernel of the same instantiation
-  (``gpubcast.cuda.emulate``), blocks and threads in a shuffled order, every global access checked
+  (``gpubcast.devtools.emulate``), blocks and threads in a shuffled order, every global access checked
   (``kernels/indexing.cuh`` ``GB_PTR``): inside the allocation its operand pointer points into and
   aligned to its type; a faulting access raises ``VirtualFault`` (on a GPU: an illegal or
   misaligned address error), as does barrier divergence or a shared-memory race.
 
 Device memory is NumPy memory: allocations are 256-byte aligned, fresh ones filled with a
 poison byte (0xA5, so unwritten output shows), and known to the device by address range.
-Barriers and shared memory are checked as ``gpubcast.cuda.emulate`` says (divergence, races on
+Barriers and shared memory are checked as ``gpubcast.devtools.emulate`` says (divergence, races on
 shared memory accessed through ``GB_SMEM``).  What it cannot see: warps, memory ordering, races on
 global memory, NVRTC's optimiser (the host build is g++ -O0), real timing, and driver or ABI issues
 beyond parameter sizes.
@@ -46,7 +46,8 @@ import weakref
 
 import numpy as np
 
-from . import catalog, compiler, emulate, sources
+from ..cuda import catalog, compiler, sources
+from . import emulate
 
 ALIGN = 256                           # cudaMalloc's alignment (CuPy's pool: 512)
 POISON = 0xA5                         # fresh allocations (cupy.empty) hold this byte
