@@ -16,11 +16,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-import cupy
 import numpy as np
 
 from gpubcast import backends, ops
-from gpubcast.cuda import checks
+from gpubcast.devtools import checks
 
 
 def main() -> int:
@@ -31,6 +30,7 @@ def main() -> int:
         for layout, inputs in checks.binary_layouts(rng, dtype, "add").items():
             cases.append(checks.Case(f"add {np.dtype(dtype)} {layout}", ops.get("add"), list(inputs)))
     be = backends.get("cuda")
+    cupy = be.xp      # CuPy (or the virtual CUDA device's stand-in, tests/test_fusion_cuda.py)
     execute = be.execute
     failures = 0
     for force64 in (False, True):
@@ -56,6 +56,7 @@ def elementwise_kernels(rng) -> int:
     """User kernels (gpubcast.ElementwiseKernel) on both index paths, each against NumPy; mismatches."""
     import gpubcast as gb
     from gpubcast import elementwise_kernel
+    cupy = backends.get("cuda").xp
 
     def axpb(*args, **kwargs):    # new kernel objects each time: no hot path keeps the other index width
         return gb.ElementwiseKernel("T x, T a, T b", "T z", "z = a * x + b", "axpb")(*args, **kwargs)
@@ -95,6 +96,7 @@ def fused_kernels(rng, be) -> int:
     strides, 15 leaves; both index paths), each against the chain on the NumPy reference; mismatches."""
     import gpubcast as gb
     from gpubcast import fusion
+    cupy = be.xp
 
     def chain(*xs):
         acc = xs[0]

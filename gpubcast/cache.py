@@ -51,7 +51,7 @@ from pathlib import Path
 from .version import __version__
 
 KINDS = ("numba", "nvrtc", "emulation", "cpu")
-#: entry files' suffixes: ``write``'s entries, emulate.py's shared libraries and their stamps
+#: entry files' suffixes: ``write``'s entries, hostbuild.py's shared libraries and their stamps
 SUFFIXES = (".entry", ".so", ".sha256")
 #: ``--prune``'s default size cap
 DEFAULT_MAX_BYTES = 1 << 30

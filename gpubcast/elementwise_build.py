@@ -9,7 +9,7 @@ translation units around the same ``operation``:
   (the virtual CUDA device) treat it like ``kernels/*.cu``; launched on CuPy's current stream
   (or ``stream=``) through ``CudaBackend.function``.
 - CPU: ``kernels/elementwise_host.h``, built with the system C++ compiler by
-  ``gpubcast.cuda.emulate.build_library`` (cache kind ``cpu``: the key holds the text, the compiler's
+  ``gpubcast.hostbuild.build_library`` (cache kind ``cpu``: the key holds the text, the compiler's
   ``--version`` and the flags; the ``.so`` is checked against its SHA-256 before it is loaded; one
   process builds while the others wait), one build per innermost-stride kind of the parameters
   (0, 1 or any: unit-stride rows vectorise), run on every core with ``std::thread``.
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import hostbuild
 from .cuda import sources
 
 #: C type of each dtype in kernel code (CuPy's names)
@@ -263,12 +264,11 @@ def host_args(n: int, ndim: int, size: int, shape, ptrs, strides, raw_sizes, val
 @functools.lru_cache(maxsize=1024)
 def cpu_function(sig: Signature, row_kinds: tuple):
     """``gb_ewk_run`` of ``sig`` built for ``row_kinds`` (a proven cached library, else built now)."""
-    from .cuda import emulate
     text = sources.inline_headers(sig.cpu_source(row_kinds))
     try:
-        lib = emulate.build_library("cpu", f"ewk_{sig.name}", text, HOST_FLAGS,
-                                    purpose="gpubcast.ElementwiseKernel on NumPy arrays")
-    except emulate.BuildError as e:
+        lib = hostbuild.build_library("cpu", f"ewk_{sig.name}", text, HOST_FLAGS,
+                                      purpose="gpubcast.ElementwiseKernel on NumPy arrays")
+    except hostbuild.BuildError as e:
         raise source_error(sig, "host C++ compiler", e.log) from None
     fn = ctypes.CDLL(str(lib)).gb_ewk_run
     fn.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_int]

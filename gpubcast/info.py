@@ -92,10 +92,10 @@ def backends_found() -> dict[str, str | None]:
 def host_compiler() -> str:
     """The C++ compiler gpubcast.ElementwiseKernel builds CPU kernels with (first line of --version),
     or why there is none."""
-    from gpubcast.cuda import emulate
+    from gpubcast import hostbuild
     try:
-        cxx = emulate.compiler("gpubcast.ElementwiseKernel on NumPy arrays")
-        return f"{cxx} ({emulate.compiler_version(cxx).splitlines()[0]})"
+        cxx = hostbuild.compiler("gpubcast.ElementwiseKernel on NumPy arrays")
+        return f"{cxx} ({hostbuild.compiler_version(cxx).splitlines()[0]})"
     except Exception as e:  # noqa: BLE001 - report, never crash
         return f"unavailable: {e}"
 

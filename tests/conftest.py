@@ -1,10 +1,10 @@
 """Shared test configuration: Hypothesis profiles, the GPU marker and the ``cupy`` fixture.
 
-``cupy``: the real CuPy where a GPU is, else the virtual CUDA device (``gpubcast.cuda.virtual``):
+``cupy``: the real CuPy where a GPU is, else the virtual CUDA device (``gpubcast.devtools.virtual``):
 gpubcast's real CUDA backend path with every kernel launch checked and run by the host emulation.
 ``GPUBCAST_VIRTUAL_CUDA=1`` takes the virtual device even where a GPU is; ``=0`` never takes it
-(tests that use the fixture then need a GPU, as before).  Tests marked ``gpu`` that do not use the
-fixture still need a real GPU.
+(tests that use the fixture then need a GPU, as before); that switch is ``gpubcast.devtools.device``.
+Tests marked ``gpu`` that do not use the fixture still need a real GPU.
 """
 
 import os
@@ -12,54 +12,26 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from gpubcast.devtools import device
+
 settings.register_profile("ci", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-VIRTUAL_CUDA = os.environ.get("GPUBCAST_VIRTUAL_CUDA", "")
-
-
-def _gpu_available() -> bool:
-    try:
-        import cupy
-        return bool(cupy.cuda.is_available())
-    except Exception:
-        return False
-
-
-GPU = _gpu_available()
-
-
-def _virtual_unavailable() -> str:
-    """'' when the virtual CUDA device can run here, else why not."""
-    if VIRTUAL_CUDA == "0":
-        return "GPUBCAST_VIRTUAL_CUDA=0"
-    try:
-        from gpubcast.cuda import compiler, emulate
-        compiler.nvrtc_version()
-    except Exception as e:  # noqa: BLE001 - no CuPy / NVRTC: no virtual device
-        return f"no NVRTC ({type(e).__name__}: {e})"
-    return emulate.available()
-
-
-def use_virtual() -> bool:
-    return VIRTUAL_CUDA == "1" or (not GPU and VIRTUAL_CUDA != "0")
+GPU = device.gpu_available()
+_virtual_unavailable = device.virtual_unavailable
+use_virtual = device.use_virtual
 
 
 @pytest.fixture
 def cupy():
     """CuPy on the GPU, or the virtual CUDA device standing in for it (module docstring)."""
-    if not use_virtual():
-        import cupy
-        yield cupy
-        return
-    why = _virtual_unavailable()
+    why = use_virtual() and _virtual_unavailable()
     if why:
         pytest.skip(f"no virtual CUDA device: {why}")
-    from gpubcast.cuda import virtual
-    with virtual.installed() as cp:
+    with device.cupy() as cp:
         yield cp
 
 

@@ -283,7 +283,8 @@ def test_a_damaged_nvrtc_entry_is_compiled_again(one_kernel, tmp_path, damage):
 
 
 def test_a_damaged_emulation_library_is_rebuilt_not_loaded(tmp_path, monkeypatch):
-    from gpubcast.cuda import catalog, emulate
+    from gpubcast.cuda import catalog
+    from gpubcast.devtools import emulate
     if emulate.available():
         pytest.skip(emulate.available())
     monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))

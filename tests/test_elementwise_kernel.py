@@ -12,7 +12,7 @@ import pytest
 import gpubcast as gb
 from gpubcast import elementwise_build as build
 from gpubcast import elementwise_kernel as ewk
-from gpubcast.cuda import emulate
+from gpubcast import hostbuild
 
 HOST_CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(not HOST_CXX, reason="no host C++ compiler (the CPU path builds with it)")
@@ -333,7 +333,7 @@ def test_host_arrays_mixed_with_cuda_arrays_are_a_type_error(cupy):
 
 def test_no_host_compiler_says_what_to_install(monkeypatch):
     monkeypatch.delenv("CXX", raising=False)
-    monkeypatch.setattr(emulate.shutil, "which", lambda name: None)
+    monkeypatch.setattr(hostbuild.shutil, "which", lambda name: None)
     k = gb.ElementwiseKernel("T x", "T y", "y = x * 41", "needs_a_compiler")
     with pytest.raises(RuntimeError, match=r"ElementwiseKernel on NumPy arrays needs a C\+\+ compiler .* apt-get "
                                            r"install g\+\+"):

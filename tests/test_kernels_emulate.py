@@ -17,8 +17,9 @@ import pytest
 import gpubcast as gb
 from gpubcast import dtypes as _dt
 from gpubcast import ops
-from gpubcast.cuda import checks, emulate, launch
+from gpubcast.cuda import launch
 from gpubcast.cuda.sources import FAMILIES
+from gpubcast.devtools import checks, emulate
 from gpubcast.dispatch import apply
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")

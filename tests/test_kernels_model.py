@@ -1,9 +1,9 @@
-"""The static bandwidth model of the benchmark patterns (gpubcast.cuda.model): an H100 model fed by
+"""The static bandwidth model of the benchmark patterns (gpubcast.devtools.model): an H100 model fed by
 the SASS of the kernel each pattern launches. A model, +-15 %: nothing here is measured on a GPU."""
 
 import pytest
 
-from gpubcast.cuda import model, resources as res
+from gpubcast.devtools import model, resources as res
 
 WHY = res.unavailable()
 needs_tools = pytest.mark.skipif(bool(WHY), reason=f"the model needs NVRTC, cuobjdump and nvdisasm: {WHY}")

@@ -9,8 +9,9 @@ import pytest
 
 import gpubcast as gb
 from gpubcast import ops
-from gpubcast.cuda import catalog, emulate, launch
+from gpubcast.cuda import catalog, launch
 from gpubcast.cuda.sources import FAMILIES
+from gpubcast.devtools import emulate
 
 needs_harness = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
 

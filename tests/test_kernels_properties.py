@@ -9,7 +9,8 @@ from hypothesis.extra import numpy as hnp
 
 import gpubcast as gb
 from gpubcast import ops
-from gpubcast.cuda import catalog, emulate
+from gpubcast.cuda import catalog
+from gpubcast.devtools import emulate
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
 

@@ -1,10 +1,11 @@
-"""Static resource thresholds of the hot kernels (gpubcast.cuda.resources): from ptxas's report and the
+"""Static resource thresholds of the hot kernels (gpubcast.devtools.resources): from ptxas's report and the
 SASS of the CUBINs NVRTC builds with the runtime options, for sm_80 and sm_90. No GPU: nothing here is
 measured on hardware. Only the hot instantiations are compiled, once, into gpubcast's cache."""
 
 import pytest
 
-from gpubcast.cuda import compiler, resources as res
+from gpubcast.cuda import compiler
+from gpubcast.devtools import resources as res
 
 WHY = res.unavailable()
 needs_tools = pytest.mark.skipif(bool(WHY), reason=f"static resource checks need NVRTC, cuobjdump and nvdisasm: {WHY}")

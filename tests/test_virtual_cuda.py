@@ -1,4 +1,4 @@
-"""The virtual CUDA device itself (gpubcast.cuda.virtual): CuPy's argument marshalling, the checks
+"""The virtual CUDA device itself (gpubcast.devtools.virtual): CuPy's argument marshalling, the checks
 against NVRTC's PTX parameters and names, and faults a GPU would raise, each provoked on purpose."""
 
 import numpy as np
@@ -10,7 +10,7 @@ from gpubcast import backends, ops
 from gpubcast.cuda import launch
 
 pytestmark = pytest.mark.skipif(bool(_virtual_unavailable()), reason=_virtual_unavailable() or "")
-virtual = pytest.importorskip("gpubcast.cuda.virtual")
+virtual = pytest.importorskip("gpubcast.devtools.virtual")
 
 
 @pytest.fixture

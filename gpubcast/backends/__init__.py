@@ -14,6 +14,7 @@ elements into ``out`` (whose strides are the plan's ``out_strides``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import warnings
 
@@ -41,6 +42,21 @@ def get(name: str):
         module, cls = _WHERE[name].split(":")
         be = _instances[name] = getattr(importlib.import_module(module), cls)()
     return be
+
+
+@contextlib.contextmanager
+def registered(name: str, backend):
+    """``backend`` as ``get(name)`` -- ``backend=name`` in every gpubcast call -- for the block; the
+    backend that was there (or none) is back after it."""
+    previous = _instances.get(name)
+    _instances[name] = backend
+    try:
+        yield backend
+    finally:
+        if previous is None:
+            _instances.pop(name, None)
+        else:
+            _instances[name] = previous
 
 
 def default_cpu():

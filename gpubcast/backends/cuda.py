@@ -37,8 +37,10 @@ def _is_host_scalar(x) -> bool:
 class CudaBackend:
     name = "cuda"
 
-    def __init__(self):
-        self.xp = _cupy()
+    def __init__(self, xp=None):
+        """``xp``: the CuPy module it computes with (default: ``import cupy``; the virtual CUDA device
+        passes its stand-in)."""
+        self.xp = _cupy() if xp is None else xp
         self._functions: dict = {}        # (device id, name expression) -> cupy kernel
 
     # ---- arrays --------------------------------------------------------------------------

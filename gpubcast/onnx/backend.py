@@ -227,8 +227,7 @@ class _Placement:
             raise ValueError(f"device 'CUDA' computes with gpubcast_backend='cuda', not {gpubcast_backend!r}")
         self.backend = "cuda" if self.cuda else gpubcast_backend
         if self.cuda:
-            import cupy
-            self.cupy = cupy
+            self.cupy = backends.get("cuda").xp
 
     def load(self, x):
         """A feed or initializer as this device keeps it."""
@@ -409,8 +408,7 @@ class GpubcastBackend(Backend):
         if kind == DeviceType.CPU:
             return True
         try:
-            import cupy
-            return bool(cupy.cuda.is_available())
+            return bool(backends.get("cuda").xp.cuda.is_available())
         except Exception:
             return False
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import ops as _ops
+from ..cuda import catalog
 from ..dispatch import apply
-from . import catalog
 
 #: dtypes the emulation build covers (every op is instantiated for each it accepts)
 EMULATION_DTYPES = tuple(np.dtype(t) for t in (

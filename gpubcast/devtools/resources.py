@@ -68,7 +68,7 @@ import numpy as np
 
 from .. import cache
 from .. import ops as _ops
-from . import catalog, compiler, launch
+from ..cuda import catalog, compiler, launch
 
 VERBOSE = ("--ptxas-options=-v",)
 REGS_PER_SM = 65536
@@ -123,7 +123,7 @@ def hot() -> tuple[Hot, ...]:
 def _fused_hot() -> tuple[Hot, ...]:
     import gpubcast as gb
     from ..bench import fused as chains
-    from . import fused
+    from ..cuda import fused
     found = []
     for chain in chains.CHAINS:
         [program] = gb.fuse(chain.make(gb))._trace([np.ones(s, np.float32) for s in chain.tiny]).programs
@@ -488,7 +488,7 @@ def access_path(instrs, labels, predicated, start: int, end: int, rank: int, acc
     shares its block with the branch back: an element-wise path passes it), so where no path
     makes exactly those accesses, the path making at least as many of each width with the
     fewest extra is taken; None when there is none.  An estimate from the SASS (what
-    ``gpubcast.cuda.model`` charges a benchmark pattern), not a measurement."""
+    ``gpubcast.devtools.model`` charges a benchmark pattern), not a measurement."""
     widths = sorted(set(accesses) | {_width(i.opcode) for i in instrs
                                      if i.opcode.split(".")[0] in ("LDG", "STG")})
     want = tuple(accesses.get(w, 0) for w in widths)

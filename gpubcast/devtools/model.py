@@ -53,8 +53,9 @@ import numpy as np
 from .. import dispatch
 from .. import ops as _ops
 from ..bench import patterns as _patterns
+from ..cuda import launch
 from ..plan import c_strides
-from . import launch, resources
+from . import resources
 
 # H100 SXM5 (sm_90): 132 SMs; HBM3 3.35 TB/s; the clock the brief of issue 12 names (1.755 GHz, below
 # the 1.98 GHz boost: memory-bound kernels rarely hold it); L2 read bandwidth and DRAM latency under

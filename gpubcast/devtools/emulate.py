@@ -27,32 +27,27 @@ votes are emulated; a kernel relying on lockstep within a warp is a race here), 
 memory accessed without ``GB_SMEM`` or on global memory, memory ordering and fences, dynamic
 (``extern``) shared memory, NVRTC's optimiser (the host build is g++ -O0) and timing.
 
-Shared libraries are kept in ``gpubcast.cache`` (kind ``emulation``), named by a hash of the
-translation unit (source and instantiations), the compiler (path and ``--version``), its flags and
-include folders; beside each ``.so`` an entry holds its SHA-256, checked before the library is
-loaded (a damaged or foreign ``.so`` is rebuilt, never loaded).  One process builds a library while
-the others wait for it (a file lock).
+Shared libraries are built by ``gpubcast.hostbuild`` and kept in ``gpubcast.cache`` (kind
+``emulation``), named by a hash of the translation unit (source and instantiations), the compiler
+(path and ``--version``), its flags and include folders; beside each ``.so`` an entry holds its
+SHA-256, checked before the library is loaded (a damaged or foreign ``.so`` is rebuilt, never
+loaded).  One process builds a library while the others wait for it (a file lock).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import ctypes
 import dataclasses
 import functools
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
-from .. import cache
+from .. import hostbuild
 from ..backends.reference import HostArrays
-from . import catalog, launch, sources
+from ..cuda import catalog, launch, sources
 
+PURPOSE = "host emulation"   # who needs the C++ compiler, in hostbuild's errors
 CXX_FLAGS = ("-std=c++17", "-O0", "-fPIC", "-shared", "-ffp-contract=off", "-fno-strict-aliasing",
              "-w")
 STACK_KIB = 256   # the stack of an emulated thread (a fiber), its lowest page a guard
@@ -345,23 +340,6 @@ extern "C" unsigned long long gb_size_{i}() {{ return gb_param_size(&{name}); }}
 """
 
 
-class BuildError(RuntimeError):
-    """The host C++ compiler rejected a translation unit; ``log`` holds its messages."""
-
-    def __init__(self, message: str, log: str):
-        super().__init__(message)
-        self.log = log
-
-
-def compiler(purpose: str = "host emulation") -> str:
-    """The host C++ compiler: $CXX, else g++ or c++ on PATH."""
-    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-    if not cxx:
-        raise RuntimeError(f"{purpose} needs a C++ compiler (g++ or c++ on PATH, or $CXX); none found. "
-                           f"Install one (e.g. apt-get install g++, dnf install gcc-c++, or conda install gxx)")
-    return cxx
-
-
 def _ept_expr(name: str) -> str:
     """``gb::binary_contig<A, B>`` -> ``gb::binary_contig_ept<A, B>`` (the kernel's EPT constant)."""
     head, _, rest = name.partition("<")
@@ -377,60 +355,11 @@ def translation_unit(family: str, names: list[str]) -> str:
     return "".join(parts)
 
 
-@functools.lru_cache(maxsize=None)
-def compiler_version(cxx: str) -> str:
-    proc = subprocess.run([cxx, "--version"], capture_output=True, text=True)
-    return proc.stdout.strip()
-
-
 def build(family: str, names: list[str]) -> Path:
     """The shared library holding ``names`` of ``family``: a proven cached build, else built now."""
     includes = [f"-I{d}" for d in sources.host_include_dirs()]
-    return build_library("emulation", family, translation_unit(family, names), CXX_FLAGS, includes)
-
-
-def build_library(kind: str, label: str, text: str, flags, includes=(), purpose: str = "host emulation") -> Path:
-    """The shared library built from C++ ``text`` with ``flags``: a proven entry of cache ``kind``,
-    else built now (by one process at a time).  The key holds the text, the compiler (path and
-    ``--version``), the flags and the include folders.  ``BuildError`` when the compiler fails."""
-    cxx = compiler(purpose)
-    key = "\0".join([kind, hashlib.sha256(text.encode()).hexdigest(), cxx, compiler_version(cxx), *flags,
-                     *includes])
-    lib = cache.entry_path(kind, label, key, ".so")
-    if lib is None:  # no usable cache directory: a private build, removed with the process's temp files
-        lib = Path(tempfile.mkdtemp(prefix=f"gpubcast-{kind}-")) / f"{label}.so"
-        _compile(cxx, flags, includes, text, lib, label, purpose)
-        return lib
-    stamp = lib.with_suffix(".sha256")
-    if _proven(lib, stamp, key):
-        return lib
-    with cache.locked(lib):
-        if not _proven(lib, stamp, key):  # another process may have built it meanwhile
-            _compile(cxx, flags, includes, text, lib, label, purpose)
-            cache.write(stamp, key, hashlib.sha256(lib.read_bytes()).digest())
-    return lib
-
-
-def _proven(lib: Path, stamp: Path, key: str) -> bool:
-    """Whether ``lib`` is the library ``stamp`` (an entry of ``key``) vouches for."""
-    digest = cache.read(stamp, key)
-    try:
-        return digest is not None and hashlib.sha256(lib.read_bytes()).digest() == digest
-    except OSError:
-        return False
-
-
-def _compile(cxx, flags, includes, text, lib: Path, label: str, purpose: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / f"{label}.cpp"
-        src.write_text(text)
-        out = Path(tmp) / "build.so"
-        proc = subprocess.run([cxx, *flags, *includes, str(src), "-o", str(out)],
-                              capture_output=True, text=True)
-        if proc.returncode:
-            raise BuildError(f"{purpose} build of {label} failed ({cxx}):\n{proc.stderr[-6000:]}", proc.stderr)
-        if not cache.write_file(lib, out.read_bytes()):
-            raise RuntimeError(f"{purpose}: cannot write {lib}")
+    return hostbuild.build_library("emulation", family, translation_unit(family, names), CXX_FLAGS, includes,
+                                   purpose=PURPOSE)
 
 
 CHUNK = 96    # instantiations per shared library: parallel g++ runs, smaller rebuilds
@@ -585,9 +514,9 @@ class Check(ctypes.Structure):
 class EmulatedBackend(HostArrays):
     """A backend computing NumPy arrays with the CUDA kernels under host emulation.
 
-    It plugs into ``gpubcast.dispatch.apply`` like any backend (register it in
-    ``gpubcast.backends._instances``), so the whole path -- type resolution, casts, plans,
-    out= and overlap handling, operand classes, packing, kernels -- runs without a GPU.
+    It plugs into ``gpubcast.dispatch.apply`` like any backend (``registered``: under its name in
+    ``gpubcast.backends``), so the whole path -- type resolution, casts, plans, out= and overlap
+    handling, operand classes, packing, kernels -- runs without a GPU.
     NumPy arrays play device memory; 0-d inputs are host scalars (kernel arguments).
     ``grid``: launch this many blocks instead of the computed count (grid-stride check).
     ``index64_above``: take the 64-bit index path for outputs larger than this (the real
@@ -617,7 +546,7 @@ class EmulatedBackend(HostArrays):
 
     def execute_fused(self, program, p, inputs, out) -> bool:
         """A fused program's generated kernel (``gpubcast.cuda.fused``), as ``CudaBackend.execute_fused``."""
-        from . import fused
+        from ..cuda import fused
         if not fused.fits(program):
             return False
         if self.index64_above is not None and p.size > self.index64_above:
@@ -645,23 +574,14 @@ def operand(x, output: bool = False) -> launch.Operand:
 def available() -> str:
     """'' when the harness can build here, else why not."""
     try:
-        compiler()
+        hostbuild.compiler(PURPOSE)
         sources.host_include_dirs()
     except (RuntimeError, FileNotFoundError) as e:
         return str(e)
     return ""
 
 
-@contextlib.contextmanager
 def registered(backend: EmulatedBackend):
     """``backend`` reachable as ``backend=backend.name`` in every gpubcast call, for the block."""
     from .. import backends
-    previous = backends._instances.get(backend.name)
-    backends._instances[backend.name] = backend
-    try:
-        yield backend
-    finally:
-        if previous is None:
-            backends._instances.pop(backend.name, None)
-        else:
-            backends._instances[backend.name] = previous
+    return backends.registered(backend.name, backend)

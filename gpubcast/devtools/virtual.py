@@ -1,8 +1,9 @@
 """A virtual CUDA device for tests: the real CUDA backend path, kernels run by the host emulation.
 
-``installed()`` puts a stand-in for the few CuPy calls gpubcast makes in place of ``cupy``
-(``sys.modules``), registers a fresh ``gpubcast.backends.cuda.CudaBackend`` built on it, and
-watches ``compiler.cached_kernel`` (to know which name expression each lowered name came from).
+``installed()`` registers a fresh ``gpubcast.backends.cuda.CudaBackend`` built on a stand-in for the
+few CuPy calls gpubcast makes (``gpubcast.backends.registered``: gpubcast reaches CuPy through that
+backend's ``xp``; ``sys.modules["cupy"]`` stays the real CuPy, whose NVRTC compiles), and watches
+``compiler.cached_kernel`` (to know which name expression each lowered name came from).
 Everything else is gpubcast's own code: ``backends/cuda.py`` -> ``cuda/launch.py`` -> the kernel
 call ``Function.__call__(grid, block, args)``, which here
 
@@ -19,14 +20,14 @@ call ``Function.__call__(grid, block, args)``, which here
   size within ``.maxntid`` and 1024, grid within CUDA's limits, the stream is the current one and
   not a stream other than the capturing one while a capture runs;
 * runs the launch with the host-built kernel of the same instantiation
-  (``gpubcast.cuda.emulate``), blocks and threads in a shuffled order, every global access checked
+  (``gpubcast.devtools.emulate``), blocks and threads in a shuffled order, every global access checked
   (``kernels/indexing.cuh`` ``GB_PTR``): inside the allocation its operand pointer points into and
   aligned to its type; a faulting access raises ``VirtualFault`` (on a GPU: an illegal or
   misaligned address error), as does barrier divergence or a shared-memory race.
 
 Device memory is NumPy memory: allocations are 256-byte aligned, fresh ones filled with a
 poison byte (0xA5, so unwritten output shows), and known to the device by address range.
-Barriers and shared memory are checked as ``gpubcast.cuda.emulate`` says (divergence, races on
+Barriers and shared memory are checked as ``gpubcast.devtools.emulate`` says (divergence, races on
 shared memory accessed through ``GB_SMEM``).  What it cannot see: warps, memory ordering, races on
 global memory, NVRTC's optimiser (the host build is g++ -O0), real timing, and driver or ABI issues
 beyond parameter sizes.
@@ -40,13 +41,13 @@ import itertools
 import math
 import re
 import struct
-import sys
 import types
 import weakref
 
 import numpy as np
 
-from . import catalog, compiler, emulate, sources
+from ..cuda import catalog, compiler, sources
+from . import emulate
 
 ALIGN = 256                           # cudaMalloc's alignment (CuPy's pool: 512)
 POISON = 0xA5                         # fresh allocations (cupy.empty) hold this byte
@@ -611,8 +612,9 @@ class VirtualCupy(types.ModuleType):
 
 @contextlib.contextmanager
 def installed(cp: VirtualCupy | None = None):
-    """``cp`` (default: a new VirtualCupy) as ``cupy`` and gpubcast's CUDA backend on it, for the block."""
+    """gpubcast's CUDA backend on ``cp`` (default: a new VirtualCupy), for the block."""
     from .. import backends
+    from ..backends.cuda import CudaBackend
     cp = cp or VirtualCupy()
     real = compiler.cached_kernel
 
@@ -622,19 +624,9 @@ def installed(cp: VirtualCupy | None = None):
         cp._names[lowered] = (family, name)
         return binary, lowered
 
-    compiler.supported_archs()     # the real CuPy's NVRTC loads its library on first use: before the swap
-    saved_module, saved_backend = sys.modules.get("cupy"), backends._instances.pop("cuda", None)
-    sys.modules["cupy"] = cp
     compiler.cached_kernel = watched
     try:
-        backends._instances["cuda"] = backends.get("cuda")   # a CudaBackend whose xp is cp
-        yield cp
+        with backends.registered("cuda", CudaBackend(cp)):
+            yield cp
     finally:
         compiler.cached_kernel = real
-        if saved_module is None:
-            sys.modules.pop("cupy", None)
-        else:
-            sys.modules["cupy"] = saved_module
-        backends._instances.pop("cuda", None)
-        if saved_backend is not None:
-            backends._instances["cuda"] = saved_backend

@@ -1,0 +1,12 @@
+"""Tooling for gpubcast's CUDA side: it may import anything (dispatcher, backends, benchmark), and
+nothing in the runtime imports it.
+
+``emulate``    the kernels of ``kernels/*.cu`` built as host C++ and run on the CPU, barriers and
+               shared memory checked; ``EmulatedBackend`` computes NumPy arrays with them
+``virtual``    a virtual CUDA device: a stand-in for the CuPy calls gpubcast makes under its real CUDA
+               backend, every launch checked and run by ``emulate``
+``device``     the one switch between a GPU and the virtual device (``GPUBCAST_VIRTUAL_CUDA``)
+``resources``  static resource report of the hot kernels from their SASS (``kernels --resources``)
+``checks``     cases (benchmark patterns, random ones) that run the kernels against the NumPy reference
+``model``      a static bandwidth model of the benchmark patterns on an H100 (``kernels --model``)
+"""
