@@ -83,10 +83,9 @@ def preload() -> str | None:
 def describe() -> str:
     """One line for ``gpubcast info``: the layer of the parallel drivers (started now if need be,
     as the first large op would) and what it means for ``fork`` and threads."""
-    import numba
-
     preload()
     try:
+        import numba
         threads = numba.get_num_threads()  # starts the layer: Numba picks it here
         layer = numba.threading_layer()
     except Exception as e:  # noqa: BLE001 - report any failure to start, never crash
