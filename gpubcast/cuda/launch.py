@@ -120,7 +120,7 @@ def plan_launches(op, p, inputs: list[Operand], out: Operand) -> list[Launch]:
     """The launches computing ``op`` over plan ``p`` (operands in plan order) into ``out``."""
     if p.size == 0:
         return []
-    templates = _templates(op.name, p, tuple(x.dtype for x in inputs), out.dtype,
+    templates = templates_for(op.name, p, tuple(x.dtype for x in inputs), out.dtype,
                            tuple(x.value is not None for x in inputs))
     operands = (out, *inputs)
     return [Launch(t.family, t.name, pack(t, operands, FAMILIES[t.family].nin), t.grid, t.ept) for t in templates]
@@ -147,7 +147,9 @@ def operand_classes(p, host_values) -> list:
 
 
 @functools.lru_cache(maxsize=4096)
-def _templates(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
+def templates_for(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
+    """The launch templates of ``op_name`` over plan ``p`` (``host_values``: per input, whether it is a
+    host scalar): the kernels ``launches`` fills with an actual call's addresses."""
     op = _ops.get(op_name)
     classes = operand_classes(p, host_values)
     kern = catalog.kernels_for(op, in_dtypes, out_dtype, classes[2:3] in ([VALUE], [SCALAR]))

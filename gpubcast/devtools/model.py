@@ -175,7 +175,7 @@ def predict(name: str) -> Prediction:
     pattern = _patterns.BY_NAME[name]
     p, shapes = pattern_plan(pattern)
     dtypes = pattern.dtypes(DTYPE)
-    (t,) = launch._templates(pattern.op, p, tuple(dtypes), DTYPE, (False,) * len(dtypes))
+    (t,) = launch.templates_for(pattern.op, p, tuple(dtypes), DTYPE, (False,) * len(dtypes))
     hot = next(k for k in resources.hot() if k.name == t.name)
     r = resources.measure(hot, ARCH)
     classes = [(t.classes >> (2 * k)) & 3 for k in range(len(t.args))]
