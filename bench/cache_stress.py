@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 LAYOUTS = ("zero-d", "contiguous", "row", "column", "outer", "transposed", "large")
 #: a worker that has not finished by then is a hang

@@ -128,7 +128,7 @@ def _execute_objects(be, op, p, arrays, out):
     (ZeroDivisionError, AttributeError, ...) comes out as a TypeError naming the op."""
     try:
         be.execute(op, p, arrays, out)
-    except Exception as e:  # noqa: BLE001 - the elements are arbitrary Python objects
+    except Exception as e:  # the elements are arbitrary Python objects: any error is theirs
         raise TypeError(f"{op.name}: computing on object elements failed with {type(e).__name__}: {e}") from e
 
 

@@ -177,7 +177,7 @@ class Signature:
             self._user("after_loop", ";"),
             "  }",
             "}",
-            f'extern "C" int gb_ewk_run(const void* args, unsigned long long nbytes, int nthreads) {{',
+            'extern "C" int gb_ewk_run(const void* args, unsigned long long nbytes, int nthreads) {',
             f"  if (nbytes != sizeof(gb_host::Args<{n}>)) return -1;",
             f"  static thread_local gb_host::Args<{n}> a;",
             "  memcpy(&a, args, sizeof a);",

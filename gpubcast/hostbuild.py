@@ -39,7 +39,7 @@ def compiler(purpose: str) -> str:
     return cxx
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiler_version(cxx: str) -> str:
     proc = subprocess.run([cxx, "--version"], capture_output=True, text=True)
     return proc.stdout.strip()

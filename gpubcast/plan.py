@@ -9,7 +9,6 @@ and index width.
 from __future__ import annotations
 
 import functools
-import operator
 from dataclasses import dataclass
 
 from .rules import check_options, check_shape, dim_maps
@@ -176,7 +175,7 @@ def coalesce(shape, operand_strides, out_strides):
 def take(p: BroadcastPlan, order: tuple[int, ...]) -> BroadcastPlan:
     """``p`` with its operands reordered / subset to ``order`` (e.g. the data operand of a
     broadcast_to, or Select's (cond, then, else) planned with then as the PDPD target)."""
-    pick = lambda seq: tuple(seq[i] for i in order)  # noqa: E731
+    pick = lambda seq: tuple(seq[i] for i in order)
     return BroadcastPlan(p.rule, p.out_shape, pick(p.strides), p.out_strides, p.coalesced_shape,
                          pick(p.coalesced_strides), p.coalesced_out_strides, pick(p.classes),
                          p.out_contiguous, p.size, p.index_bits, pick(p.dim_maps))

@@ -14,7 +14,7 @@ The maps are the same idea as ``broadcast_dimensions`` in JAX's
 from __future__ import annotations
 
 import operator
-from typing import Sequence
+from collections.abc import Sequence
 
 from .errors import BroadcastError
 

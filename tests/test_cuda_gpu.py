@@ -92,7 +92,7 @@ def test_binary_rule_sets(name, cupy):
     dtype = checks.dtypes_for(op, ALL_DTYPES)[-1][0]
     needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(1)
-    v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=name, role=role)  # noqa: E731
+    v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=name, role=role)
     calls = [
         dict(inputs=(v(2, 3, 4, 5), v(3, 4, role=1)), rule="pdpd", axis=1),
         dict(inputs=(v(2, 3, 4, 5), v(4, 5, role=1)), rule="pdpd", axis=-1),
@@ -111,7 +111,7 @@ def test_binary_rule_sets(name, cupy):
 def test_where(dtype, cupy):
     needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(11)
-    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    v = lambda *s: checks.values(rng, dtype, s)
     c = rng.random((23, 41)) < 0.5
     cases = [
         (c, v(23, 41), v(23, 41)),
@@ -135,7 +135,7 @@ VARIADIC = [(n, t) for n in ("sum", "mean", "max", "min") for t in ALL_DTYPES if
 def test_variadic(name, dtype, cupy):
     needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(2)
-    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    v = lambda *s: checks.values(rng, dtype, s)
     op = ops.get(name)
     for xs in ([v(17, 29)], [v(17, 29), v(29), v(17, 1)],
                [v(17, 29), np.asarray(v()), checks.layout(rng, v(17, 29), "transposed"), v(1, 1)],
@@ -147,7 +147,7 @@ def test_variadic(name, dtype, cupy):
 def test_data_movement_every_mode(dtype, cupy):
     needs_device_dtype(cupy, dtype)
     rng = np.random.default_rng(9)
-    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    v = lambda *s: checks.values(rng, dtype, s)
     x6, x91, x913, x34, x61 = v(6), v(9, 1), checks.layout(rng, v(9, 13), "transposed"), v(3, 4), v(6, 1)
     calls = [
         lambda m, x: gb.broadcast_to(x, (2, 6, 9, 11), mode="explicit", axes_mapping=[1]),

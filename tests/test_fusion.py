@@ -273,7 +273,7 @@ def chains(draw):
     steps = []
     for _ in range(draw(st.integers(1, 6))):
         kind = draw(st.sampled_from(("binary", "unary", "where", "cast", "clip")))
-        ref = lambda: ("ref", draw(st.integers(0, n + len(steps) - 1)))  # noqa: E731
+        ref = lambda: ("ref", draw(st.integers(0, n + len(steps) - 1)))
         if kind == "binary":
             other = draw(st.one_of(st.builds(lambda i: ("ref", i), st.integers(0, n + len(steps) - 1)),
                                    st.sampled_from(SCALARS)))
@@ -292,7 +292,7 @@ def chains(draw):
 def _program(steps):
     def f(*args):
         values = list(args)
-        pick = lambda r: values[r[1]] if type(r) is tuple else r  # noqa: E731
+        pick = lambda r: values[r[1]] if type(r) is tuple else r
         for name, *operands in steps:
             if name == "where":
                 c, x, y = operands

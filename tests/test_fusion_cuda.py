@@ -258,7 +258,7 @@ def test_onnx_backend_runs_chains_as_generated_kernels(cupy, launched):
 
     from gpubcast.onnx import backend as onnx_backend
     f32 = np.float32
-    info = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 3])  # noqa: E731
+    info = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 3])
     nodes = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Constant", [], ["w0"], value_float=3.0),
              helper.make_node("Mul", ["s", "w0"], ["sw"]),
              helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array(1.0, f32))),

@@ -165,7 +165,7 @@ def test_binary_strided_output_and_64bit(backends):
 @pytest.mark.parametrize("dtype", checks.EMULATION_DTYPES, ids=str)
 def test_where_every_layout(dtype):
     rng = np.random.default_rng(11)
-    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    v = lambda *s: checks.values(rng, dtype, s)
     c = rng.random((23, 41)) < 0.5
     cases = [
         (c, v(23, 41), v(23, 41)),
@@ -194,7 +194,7 @@ VARIADIC_CASES = [(name, dt) for name in ("sum", "mean", "max", "min")
 @pytest.mark.parametrize("name, dtype", VARIADIC_CASES, ids=[f"{n}-{d}" for n, d in VARIADIC_CASES])
 def test_variadic_one_pass_and_chained(name, dtype):
     rng = np.random.default_rng(2)
-    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    v = lambda *s: checks.values(rng, dtype, s)
     op = ops.get(name)
     groups = [
         [v(17, 29)],
@@ -212,7 +212,7 @@ def test_variadic_one_pass_and_chained(name, dtype):
 @pytest.mark.parametrize("dtype", checks.EMULATION_DTYPES, ids=str)
 def test_data_movement_every_mode(dtype):
     rng = np.random.default_rng(9)
-    v = lambda *s: checks.values(rng, dtype, s)  # noqa: E731
+    v = lambda *s: checks.values(rng, dtype, s)
     calls = [
         lambda be: gb.broadcast_to(v(6), (2, 6, 9, 11), mode="explicit", axes_mapping=[1], backend=be),
         lambda be: gb.broadcast_to(v(9, 1), (4, 9, 13), backend=be),
@@ -334,7 +334,7 @@ def test_rule_sets(name):
     rng = np.random.default_rng(13)
     op = ops.get(name)
     dtype = np.dtype(np.float32 if name in ("power", "prelu") else np.int32)
-    v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=name, role=role)  # noqa: E731
+    v = lambda *s, role=0: checks.values(rng, dtype, s, op_name=name, role=role)
     calls = [((v(2, 3, 4, 5), v(3, 4, role=1)), "pdpd", 1), ((v(2, 3, 4, 5), v(4, 5, role=1)), "pdpd", -1),
              ((v(6, 7), v(6, 7, role=1)), "none", -1), ((v(4, 1, 5), v(3, 1, role=1)), "numpy", -1)]
     if name == "prelu":
@@ -526,7 +526,7 @@ def test_fused_kernels_on_every_index_path(layout, backends):
     """gpubcast.fuse's generated kernels (gpubcast.cuda.fused) on the 32-bit, 64-bit and 1-block paths,
     shared-memory tiles included, against the fused Numba pass."""
     rng = np.random.default_rng(8)
-    v = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    v = lambda *shape: rng.standard_normal(shape).astype(np.float32)
     x, y = {"contiguous": (v(70, 50), v(70, 50)), "broadcast": (v(70, 1), v(50)),
             "transposed": (v(50, 70).T, v(70, 50)), "strided": (v(140, 150)[::2, ::-3], v(50)),
             "rank 6": (v(2, 1, 3, 1, 4, 5), v(1, 3, 1, 2, 4, 1))}[layout]

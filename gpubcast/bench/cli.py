@@ -157,7 +157,7 @@ def _run(args, console) -> int:
 
     document = {
         "gpubcast_version": gpubcast.__version__,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "settings": {"quick": args.quick, "repeat": settings.repeat, "min_sample_s": settings.min_sample_s,
                      "sets": settings.sets, "sizes": list(sizes), "patterns": [p.name for p in chosen],
                      "onnxruntime_threads": args.threads, "host_pool": host_pool.describe(), "command": sys.argv},

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -95,10 +95,10 @@ def traffic(chain: Chain, size: str, device: str, dtype) -> int:
 
 def _onnx_model(chain: Chain, shapes, dtype):
     """The chain as one ONNX model (constants as initializers)."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
     et = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     ins = [helper.make_tensor_value_info(n, et, list(s)) for n, s in zip(chain.names, shapes)]
-    const = lambda name, v: numpy_helper.from_array(np.array(v, dtype), name)  # noqa: E731
+    const = lambda name, v: numpy_helper.from_array(np.array(v, dtype), name)
     if chain.name == "affine":
         nodes, inits = [helper.make_node("Mul", ["a", "x"], ["ax"]), helper.make_node("Add", ["ax", "b"], ["y"])], []
     elif chain.name == "gelu":

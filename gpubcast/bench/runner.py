@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
@@ -32,7 +32,7 @@ class Settings:
     sets: int              # input sets rotated per case
 
     @classmethod
-    def preset(cls, quick: bool) -> "Settings":
+    def preset(cls, quick: bool) -> Settings:
         return cls(repeat=5, min_sample_s=0.002, sets=2) if quick else cls(repeat=15, min_sample_s=0.02, sets=3)
 
 

@@ -49,7 +49,7 @@ class Operand:
     value: bytes | None = None      # VALUE class: the element's bytes in ``dtype``
 
     @classmethod
-    def host_value(cls, x, dtype) -> "Operand":
+    def host_value(cls, x, dtype) -> Operand:
         dt = np.dtype(dtype)
         return cls(dt, 0, np.asarray(x, dtype=dt).tobytes())
 

@@ -76,7 +76,7 @@ def source(family: str) -> str:
     return _family_source(family)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _family_source(family: str) -> str:
     if family not in FAMILIES:
         raise ValueError(f"unknown kernel family {family!r}; families: {', '.join(FAMILIES)}")

@@ -176,7 +176,7 @@ LAYOUTS = ("contiguous", "transposed", "flipped", "sliced", "misaligned")
 def binary_layouts(rng, dtype, op_name: str) -> dict:
     """layout name -> (x1, x2) for a binary op: every operand class and fast path of the kernels."""
     dtype = np.dtype(dtype)
-    v = lambda *s, role=0: values(rng, dtype, s, op_name=op_name, role=role)  # noqa: E731
+    v = lambda *s, role=0: values(rng, dtype, s, op_name=op_name, role=role)
     a, b = v(37, 45), v(37, 45, role=1)
     scalar = v(role=1)
     py = complex(scalar) if dtype.kind == "c" else float(scalar) if _dt.kind(dtype) == "f" else scalar.item()
@@ -219,7 +219,7 @@ INTEGER_EDGE_CASES = [
 
 def benchmark_patterns(rng, dtype=np.float32) -> list[Case]:
     dt = np.dtype(dtype)
-    v = lambda *shape: values(rng, dt, shape)  # noqa: E731
+    v = lambda *shape: values(rng, dt, shape)
     g = _ops.get
     M, K = 67, 131
     x4 = v(2, 6, 9, 11)

@@ -422,7 +422,7 @@ class Emulator:
         self.run_raw(lc.name, lc.params, grid or lc.grid, order=order)
 
     def run_raw(self, name: str, params: bytes, grid: int, block: int = launch.BLOCK,
-                order: tuple = (1, 0, 1, 0), check: "Check | None" = None) -> None:
+                order: tuple = (1, 0, 1, 0), check: Check | None = None) -> None:
         """Run kernel ``name`` on argument bytes ``params`` with ``grid`` blocks of ``block`` threads,
         blocks and threads visited in the order ``order`` = (bmul, badd, tmul, tadd) gives (block b
         runs as (b * bmul + badd) % grid, likewise threads).  With ``check``, every global access is
@@ -488,7 +488,7 @@ FAULTS = {1: "outside the allocation of its operand", 2: "misaligned",
           8: "shared memory access outside its buffer or misaligned"}
 
 
-def describe(check: "Check") -> str:
+def describe(check: Check) -> str:
     """The first fault ``check`` recorded, in words, with the count."""
     k = check.kind
     if k in (4, 5):

@@ -169,7 +169,7 @@ def _accesses(classes, itemsizes, ept, staged) -> dict:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def predict(name: str) -> Prediction:
     """The model's prediction for benchmark pattern ``name`` (see the module docstring)."""
     pattern = _patterns.BY_NAME[name]

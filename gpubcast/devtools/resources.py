@@ -150,7 +150,7 @@ def _tool_dirs() -> list[Path]:
     return dirs
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tool(name: str) -> str | None:
     """Path of CUDA tool ``name`` (cuobjdump, nvdisasm): the pip wheel's, a toolkit's, or on PATH."""
     for d in _tool_dirs():
@@ -204,7 +204,7 @@ def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
     return cubin, info["symbol"], info["log"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tool_version(name: str) -> str:
     """The last line of ``name --version`` (e.g. ``Build cuda_13.5.r13.5/compiler.39125733_0``)."""
     done = subprocess.run([tool(name), "--version"], capture_output=True, text=True, timeout=60)
@@ -551,7 +551,7 @@ def occupancy(registers: int, shared: int, arch: str, block: int = launch.BLOCK)
     return blocks, blocks * block / THREADS_PER_SM
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def measure(k: Hot, arch: str) -> Resources:
     """The static resources of hot kernel ``k`` on ``arch`` (an ``sm_XX``)."""
     _, symbol, log, usage_text, sass = listings(k.family, k.name, arch)

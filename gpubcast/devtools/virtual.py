@@ -70,7 +70,7 @@ class VirtualFault(VirtualCudaError):
 class Allocation:
     """``nbytes`` of device memory: a 256-byte aligned NumPy buffer."""
 
-    def __init__(self, device: "VirtualCupy", nbytes: int, fill: int | None = POISON):
+    def __init__(self, device: VirtualCupy, nbytes: int, fill: int | None = POISON):
         self.nbytes = int(nbytes)
         self.device_id = device._current_device
         raw = np.empty(self.nbytes + ALIGN, np.uint8)
@@ -106,11 +106,11 @@ def _host(x):
     return x
 
 
-class ndarray:  # noqa: N801 - CuPy's name
+class ndarray:  # CuPy's name (the virtual device stands in for cupy.ndarray)
     """A CuPy-like array over virtual device memory (a NumPy view into one ``Allocation``)."""
 
     __array_priority__ = 100
-    _cp: "VirtualCupy"
+    _cp: VirtualCupy
 
     def __init__(self, shape, dtype=float, memptr: MemoryPointer | None = None, strides=None, order="C"):
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -122,7 +122,7 @@ class ndarray:  # noqa: N801 - CuPy's name
                              order=order)
 
     @classmethod
-    def _view(cls, mem: Allocation, a: np.ndarray) -> "ndarray":
+    def _view(cls, mem: Allocation, a: np.ndarray) -> ndarray:
         x = cls.__new__(cls)
         x._mem, x._a = mem, a
         return x
@@ -277,7 +277,7 @@ def ptx_entries(ptx: str) -> dict:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def kernel_info(family: str, name: str, arch: str = "compute_90") -> tuple[str, dict]:
     """(lowered name, PTX entry info) of name expression ``name`` as NVRTC compiles it."""
     ptx, lowered = compiler.cached_kernel(family, name, arch)
@@ -288,7 +288,7 @@ def kernel_info(family: str, name: str, arch: str = "compute_90") -> tuple[str, 
     return lowered, entries[lowered]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def emulator(family: str) -> emulate.Emulator:
     """Host builds of every instantiation of ``family`` (catalog.every_instantiation; a generated
     family's own name expressions, gpubcast.ElementwiseKernel)."""
@@ -324,7 +324,7 @@ def marshal(x) -> bytes:
 
 
 class Module:
-    def __init__(self, cp: "VirtualCupy"):
+    def __init__(self, cp: VirtualCupy):
         self._cp, self.symbols, self.kind = cp, None, None
 
     def load(self, binary):
@@ -396,7 +396,7 @@ class Function:
 class Stream:
     _ids = itertools.count(0x1000, 0x10)
 
-    def __init__(self, cp: "VirtualCupy", null=False, non_blocking=False, ptr=None):
+    def __init__(self, cp: VirtualCupy, null=False, non_blocking=False, ptr=None):
         self._cp, self.ptr = cp, 0 if null else next(Stream._ids)
         self._capture = None
         cp._streams.append(self)
@@ -436,7 +436,7 @@ class Graph:
 
 
 class Device:
-    def __init__(self, cp: "VirtualCupy", device=None):
+    def __init__(self, cp: VirtualCupy, device=None):
         self._cp = cp
         self.id = cp._current_device if device is None else int(device)
         if not 0 <= self.id < cp.device_count:
