@@ -1,13 +1,13 @@
 """Row functions generated from a fused program (``gpubcast.fusion.Program``): a whole chain of ops
 in one pass over the output.
 
-The generated function has the row contract of ``numba_kernels`` (``row(ptrs, offs, strides, nops,
+The generated function has the row contract of ``drivers`` (``row(ptrs, offs, strides, nops,
 n, m, scratch)``; operands: the program's leaves, then the output) and runs under its drivers
 (``drive_n``: any number of operands; slabs, threads, staging, non-temporal stores as for the
 built-in ops).  Per element it loads every leaf, computes each step with the registry op's scalar
-function (``numba_scalar``: ``UNARY``, ``SCALAR``, ``VARIADIC``; NumPy's values in each step's loop
+function (``scalars``: ``UNARY``, ``SCALAR``, ``VARIADIC``; NumPy's values in each step's loop
 dtype), converts between steps of different dtypes as ``dispatch`` converts inputs
-(``numba_scalar.convert``), and stores the result.
+(``scalars.convert``), and stores the result.
 
 Each step's value is truncated to its raw type (``R(...)``): the scalar functions may compute in a
 wider type (Numba widens small integers), and the unfused chain stores every intermediate.
@@ -25,9 +25,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import numba_kernels as K
-from . import numba_scalar as S
-from .numba_cache import cfunc
+from . import drivers as K
+from . import scalars as S
+from .cache import cfunc
 
 #: a row's inner stride class per operand: unit, zero, or any other
 UNIT, ZERO, STRIDED = "u", "z", "s"

@@ -1,14 +1,14 @@
 """The Numba CPU backend: executes plans with compiled, parallel kernels.
 
-For each (op, loop dtypes) a ``Spec`` picks the row-function kind (``numba_kernels``), the raw
-types it loads and stores, and the codec of the values (``numba_scalar``); row functions are
+For each (op, loop dtypes) a ``Spec`` picks the row-function kind (``drivers``), the raw
+types it loads and stores, and the codec of the values (``scalars``); row functions are
 compiled on first use and cached on disk (``cache=True``).  For each (plan, spec layout) an
 ``iteration_meta`` array says how to walk the output: dims in the output's memory order, 2-D slabs
 (several short rows per call, or tiles when an input is transposed, staged tile by tile), enough
 slabs for every thread, and non-temporal stores for outputs larger than the cache.
 
 Signed integers are computed as unsigned of the same width where the result does not depend on
-the sign (``numba_scalar.SIGN_AGNOSTIC``), and data movement by item size, not dtype: fewer
+the sign (``scalars.SIGN_AGNOSTIC``), and data movement by item size, not dtype: fewer
 specialisations to compile.
 
 Everything with a raw type runs here: every numeric dtype, bfloat16 included, and data movement
@@ -33,13 +33,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .. import dtypes as _dt
-from .. import host_pool
-from ..plan import SCALAR, coalesce
-from . import numba_kernels as K
-from . import numba_scalar as S
-from . import threading_layer
-from .reference import HostArrays, NumpyBackend
+from ... import dtypes as _dt
+from ... import host_pool
+from ...plan import SCALAR, coalesce
+from .. import threading_layer
+from ..reference import HostArrays, NumpyBackend
+from . import drivers as K
+from . import scalars as S
 
 #: outputs with at least this many elements run on every thread
 PARALLEL_MIN = 1 << 17
@@ -142,7 +142,7 @@ def _view(dt, raw):
 def make_spec(op, in_dtypes, out_dtype, scalar_second: bool = False) -> Spec | None:
     """The Spec of ``op`` over loop dtypes ``in_dtypes`` into ``out_dtype``; None -> reference.
     ``scalar_second``: the second operand is one value over the whole call (NumPy's power then
-    takes its fast path, ``numba_scalar.SCALAR_SECOND_CONSTANT``; a broadcast one does not)."""
+    takes its fast path, ``scalars.SCALAR_SECOND_CONSTANT``; a broadcast one does not)."""
     if op.kind == "move" or op.name == "where":
         return _move_spec(op, in_dtypes, out_dtype)
     if not computes((*in_dtypes, out_dtype)):
@@ -194,14 +194,14 @@ def _move_spec(op, in_dtypes, out_dtype) -> Spec | None:
 @functools.lru_cache(maxsize=MAX_FUSED_SPECS)
 def _fused_spec(program, out_dtype, classes: str, raws, views) -> Spec:
     """The Spec of a fused program (``Program`` compares by structure, not by its constants' values)."""
-    from . import numba_fused
-    return Spec("fused", lambda: numba_fused.row_function(program, out_dtype, classes, _raw), raws, views)
+    from . import fused
+    return Spec("fused", lambda: fused.row_function(program, out_dtype, classes, _raw), raws, views)
 
 
 # --- iteration meta ------------------------------------------------------------------------------------
 
 def iteration_meta(p, spec: Spec) -> np.ndarray:
-    """The int64 ``meta`` array of ``numba_kernels`` for plan ``p`` run with ``spec``."""
+    """The int64 ``meta`` array of ``drivers`` for plan ``p`` run with ``spec``."""
     shape = list(p.coalesced_shape)
     sets = [list(s) for s in p.coalesced_strides] + [list(p.coalesced_out_strides)]
     if spec.factor > 1:  # element bytes as an innermost dim of raw units (data operands only)
@@ -323,7 +323,7 @@ class NumbaBackend(HostArrays):
 
     def execute_fused(self, program, p, inputs, out) -> bool:
         """Run fused ``program`` (``gpubcast.fusion``) over plan ``p`` of its leaves ``inputs`` into
-        ``out`` with one generated row function (``numba_fused``); False if a dtype has no raw type."""
+        ``out`` with one generated row function (``fused``); False if a dtype has no raw type."""
         if not computes((*(x.dtype for x in inputs), *(c.dtype for c in program.constants), out.dtype)):
             return False
         if program.constants:
@@ -344,13 +344,13 @@ class NumbaBackend(HostArrays):
     def _fused_spec(self, program, p, dtypes, out_dtype):
         """(Spec, meta) of a fused program over plan ``p`` (operand dtypes ``dtypes``: the leaves and
         the constant block), its row function specialised on the inner strides ``meta`` gives."""
-        from . import numba_fused
+        from . import fused
         if not computes((*dtypes, out_dtype)):
             return None
         raws = tuple(_raw(d)[0] for d in (*dtypes, out_dtype))
         views = tuple(_view(d, r) for d, r in zip((*dtypes, out_dtype), raws))
         meta = self.meta(p, Spec("fused", None, raws, views))
-        return _fused_spec(program, out_dtype, numba_fused.pattern(meta), raws, views), meta
+        return _fused_spec(program, out_dtype, fused.pattern(meta), raws, views), meta
 
     def prepare_fused(self, program, p, in_dtypes, out_dtype):
         """``prepare`` for a fused program (``in_dtypes``: its leaves')."""

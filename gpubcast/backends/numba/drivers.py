@@ -2,9 +2,9 @@
 
 A *row function* is a C-callable (``numba.cfunc``) that computes one slab of the output: ``m``
 rows of ``n`` elements along the two innermost dims.  It is generated from an op's scalar function
-(``numba_scalar``) by one factory per op kind: ``unary_row``, ``binary_row`` (two inputs), ``where_row``
+(``scalars``) by one factory per op kind: ``unary_row``, ``binary_row`` (two inputs), ``where_row``
 (condition + two values), ``variadic_row`` (N inputs folded into an accumulator, one pass over the
-output); data movement is ``unary_row`` of ``numba_scalar.move``, by element size.  Row functions have
+output); data movement is ``unary_row`` of ``scalars.move``, by element size.  Row functions have
 specialised loops for unit-stride and broadcast (stride 0) operands, which LLVM vectorises, and a
 strided loop.
 
@@ -28,7 +28,7 @@ into a scratch block (the row function sees the block as its output) and copied 
 non-temporal stores: no read-for-ownership of output lines that will not stay in cache.
 
 Driver contract: operands are data addresses plus ``meta``, an int64 array built by
-``numba_cpu.iteration_meta`` from a plan:
+``backend.iteration_meta`` from a plan:
 
     meta[0:14] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
                r2 (extent of dim nd-2), m (slab rows), mb (row blocks), outer (product of the
@@ -60,13 +60,13 @@ from llvmlite import ir
 from numba import literal_unroll, prange, types
 from numba.extending import intrinsic, overload, register_jitable
 
-from .numba_cache import cfunc, njit
+from .cache import cfunc, njit
 
 HEADER = 14
 (H_ND, H_NOPS, H_N, H_TB, H_NB, H_R2, H_M, H_MB, H_OUTER, H_ITEMS, H_FLAGS, H_ROW, H_DRIVER,
  H_TRANSPOSED) = range(HEADER)
 
-#: options of every compiled function (cached by ``numba_cache``, not by Numba's ``cache=True``)
+#: options of every compiled function (cached by ``cache``, not by Numba's ``cache=True``)
 JIT = dict(nogil=True, error_model="numpy", boundscheck=False)
 
 #: elements per accumulator segment of the variadic rows; SCRATCH bytes hold ACC of any raw type
@@ -596,7 +596,7 @@ def _compile(fn, factory, *made_from):
 
 def binary_row(F, FY, C, TA, TB, TO):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
-    the row; ``numba_cpu.make_spec`` passes ``F`` unless it is one value over the whole call) under
+    the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
     codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)

@@ -1,0 +1,1 @@
+"""The Numba CPU backend (``backend.NumbaBackend``): compiled, parallel row functions and drivers."""
