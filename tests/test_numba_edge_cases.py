@@ -276,8 +276,8 @@ def test_output_over_2_to_31_elements():
 def test_non_temporal_stores(monkeypatch, name):
     """The streaming-store path (normally only for outputs larger than the cache), forced on for
     small outputs: every alignment of the output rows, broadcast and strided inputs."""
-    from gpubcast.backends.numba import backend as numba_backend
-    monkeypatch.setattr(numba_backend, "NON_TEMPORAL_MIN", 0)
+    from gpubcast.backends.numba import meta as numba_meta
+    monkeypatch.setattr(numba_meta, "NON_TEMPORAL_MIN", 0)
     monkeypatch.setattr(gb.backends, "_instances", {})  # a fresh backend: no cached metas
     monkeypatch.setattr(gb.dispatch, "HOT", HotCalls(4096))
     op = ops.get(name)

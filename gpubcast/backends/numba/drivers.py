@@ -1,23 +1,11 @@
-"""Numba kernels: generic drivers plus one small compiled row function per (op, raw types).
-
-A *row function* is a C-callable (``numba.cfunc``) that computes one slab of the output: ``m``
-rows of ``n`` elements along the two innermost dims.  It is generated from an op's scalar function
-(``scalars``) by one factory per op kind: ``unary_row``, ``binary_row`` (two inputs), ``where_row``
-(condition + two values), ``variadic_row`` (N inputs folded into an accumulator, one pass over the
-output); data movement is ``unary_row`` of ``scalars.move``, by element size.  Row functions have
-specialised loops for unit-stride and broadcast (stride 0) operands, which LLVM vectorises, and a
-strided loop.
+"""Drivers: walk the work items of a plan and call a row function on each, through its address.
 
 A *driver* (``drive``/``drive_parallel``, ``drive_n``/``drive_n_parallel``; compiled once for all
-ops) walks the work items of a plan and calls the row function through its address; the parallel
-drivers run one chunk of items per thread under ``prange``.  Splitting the two keeps compile time
-per (op, dtype) small: only the row function is specialised.
-
-Row function contract: ``row(ptrs, offs, strides, nops, n, m, scratch)``, all int64; ``ptrs``
-and ``offs`` are addresses of int64 arrays holding, per operand (inputs, then the output), its data
-address and the element offset of the slab's first element; ``strides`` holds ``2 * nops`` element
-strides: along the row (inner dim) for every operand, then from one row to the next; ``scratch`` is
-the address of ``ACC * 16`` bytes (64-byte aligned).
+ops) walks the work items of a plan and calls the row function (``rows``) through its address; the
+parallel drivers run one chunk of items per thread under ``prange``.  Splitting the two keeps compile
+time per (op, dtype) small: only the row function is specialised.  *Launchers* (``launch1``..,
+``address``, ``addresses``) give the data addresses of arrays and the output's writability;
+``run1``..``run3`` run the serial driver whose address ``meta`` holds, from Python in one call.
 
 Transposed inputs: an input whose elements along the row are far apart but close from row to row
 (e.g. ``a.T``) has each slab (at most TILE_BYTES) copied into scratch in row order first - read
@@ -28,218 +16,29 @@ into a scratch block (the row function sees the block as its output) and copied 
 non-temporal stores: no read-for-ownership of output lines that will not stay in cache.
 
 Driver contract: operands are data addresses plus ``meta``, an int64 array built by
-``backend.iteration_meta`` from a plan:
-
-    meta[0:14] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
-               r2 (extent of dim nd-2), m (slab rows), mb (row blocks), outer (product of the
-               extents of dims 0..nd-3), items (outer * mb * nb), flags (NON_TEMPORAL), the addresses
-               of the row function and of the serial driver (for ``run1``..``run3``; else 0),
-               transposed (1 + the input whose slabs are staged transposed, or 0)
-    meta[14:14+nd]                       extents in iteration order (the inner dim last)
-    then per operand k, nd strides       element strides of operand k (the output is the last)
-    then per operand k: lo_k, hi_k       element offset range it touches (for overlap checks)
-    then per operand k: same_k           1 if it walks memory exactly like the output
-    then per operand k: align_k          required address alignment in bytes
-    then per operand k: size_k           item size in bytes
-
-Work item q is the slab (outer index q // (mb*nb), row block (q // nb) % mb, column block q % nb);
-chunk ``c`` of ``C`` runs items [c*items/C, (c+1)*items/C).  A driver first checks the operands: it
-returns ``ST_MISALIGNED`` or ``ST_OVERLAP`` (an input partially overlapping the output) without
-computing anything, else 0.
+``meta.iteration_meta`` from a plan (its layout: ``meta``).  Work item q is the slab (outer index
+q // (mb*nb), row block (q // nb) % mb, column block q % nb); chunk ``c`` of ``C`` runs items
+[c*items/C, (c+1)*items/C).  A driver first checks the operands: it returns ``ST_MISALIGNED`` or
+``ST_OVERLAP`` (an input partially overlapping the output) without computing anything, else 0.
 
 Assumptions: offsets fit int64; the output is writable (the launchers report it).  Loads and
-stores go through raw pointers, without bounds or negative-index checks.
+stores go through raw pointers (``memory``), without bounds or negative-index checks.
 """
 
 from __future__ import annotations
 
-import platform
-
 import numpy as np
-from llvmlite import ir
 from numba import literal_unroll, prange, types
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import overload, register_jitable
 
-from .cache import cfunc, njit
+from .cache import JIT, cfunc, njit
+from .memory import (ACC, I64, SCRATCH, SCRATCH_SLOTS, U8, U16, U32, U64, call_driver, call_row, load, nt_copy,
+                     nt_first, stack_i64, store, store_fence)
+from .meta import (H_DRIVER, H_FLAGS, H_ITEMS, H_M, H_MB, H_N, H_NB, H_ND, H_NOPS, H_R2, H_ROW, H_TB,
+                   H_TRANSPOSED, HEADER, NON_TEMPORAL)
 
-HEADER = 14
-(H_ND, H_NOPS, H_N, H_TB, H_NB, H_R2, H_M, H_MB, H_OUTER, H_ITEMS, H_FLAGS, H_ROW, H_DRIVER,
- H_TRANSPOSED) = range(HEADER)
-
-#: options of every compiled function (cached by ``cache``, not by Numba's ``cache=True``)
-JIT = dict(nogil=True, error_model="numpy", boundscheck=False)
-
-#: elements per accumulator segment of the variadic rows; SCRATCH bytes hold ACC of any raw type
-ACC = 1024
-#: bytes of a staged tile of a transposed input
-TILE_BYTES = ACC * 16
-#: a row function's scratch, an output block (+ room to place it at its destination's offset in a
-#: cache line), a staged tile
-SCRATCH = 2 * (ACC * 16 + 64) + TILE_BYTES
-SCRATCH_SLOTS = SCRATCH // 8
-
-ROW_SIGNATURE = types.void(*(types.int64,) * 7)
-
-#: row flag: write the output with non-temporal (streaming) stores, through ``scratch``
-NON_TEMPORAL = 1
 #: rows shorter than this many bytes are written with plain stores even under NON_TEMPORAL
 NT_ROW_BYTES = 1024
-
-
-# --- raw memory access -----------------------------------------------------------------------------
-
-@intrinsic
-def load(typingctx, addr, idx, cls):
-    """The element ``idx`` of type ``cls`` at address ``addr`` (no checks)."""
-    ty = cls.instance_type
-
-    def codegen(context, builder, sig, args):
-        lty = context.get_data_type(ty)
-        ptr = builder.inttoptr(args[0], lty.as_pointer())
-        val = builder.load(builder.gep(ptr, [args[1]]))
-        return context.data_model_manager[ty].from_data(builder, val)
-    return ty(addr, idx, cls), codegen
-
-
-@intrinsic
-def store(typingctx, addr, idx, val, cls):
-    """Store ``val`` (cast to ``cls``) as element ``idx`` at address ``addr`` (no checks)."""
-    ty = cls.instance_type
-
-    def codegen(context, builder, sig, args):
-        v = context.cast(builder, args[2], sig.args[2], ty)
-        lty = context.get_data_type(ty)
-        ptr = builder.inttoptr(args[0], lty.as_pointer())
-        builder.store(context.data_model_manager[ty].as_data(builder, v), builder.gep(ptr, [args[1]]))
-        return context.get_dummy_value()
-    return types.void(addr, idx, val, cls), codegen
-
-
-@intrinsic
-def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch):
-    """Call the row function at address ``fn``."""
-    sig = types.void(fn, ptrs, offs, strides, nops, n, m, scratch)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(ir.VoidType(), [i64] * 7)
-        builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
-        return context.get_dummy_value()
-    return sig, codegen
-
-
-I64 = np.int64
-U8, U16, U32, U64 = np.uint8, np.uint16, np.uint32, np.uint64
-
-
-def _nt_store32(src_align):
-    def impl(typingctx, dst, src):
-        def codegen(context, builder, sig, args):
-            vt = ir.VectorType(ir.IntType(32), 8)
-            v = builder.load(builder.inttoptr(args[1], vt.as_pointer()), align=src_align)
-            st = builder.store(v, builder.inttoptr(args[0], vt.as_pointer()), align=32)
-            st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
-            return context.get_dummy_value()
-        return types.void(dst, src), codegen
-    return intrinsic(impl)
-
-
-#: copy 32 bytes from ``src`` to ``dst`` (32-byte aligned) with a non-temporal store; ``src``
-#: 32-byte aligned too / of any alignment
-nt_store32, nt_store32_unaligned = _nt_store32(32), _nt_store32(1)
-
-
-_X86 = platform.machine().lower() in ("x86_64", "amd64")
-
-
-@intrinsic
-def store_fence(typingctx):
-    """Order earlier non-temporal stores before later stores (x86 ``sfence``; a sequentially
-    consistent fence elsewhere)."""
-    def codegen(context, builder, sig, args):
-        if _X86:
-            builder.call(builder.module.declare_intrinsic(
-                "llvm.x86.sse.sfence", fnty=ir.FunctionType(ir.VoidType(), [])), [])
-        else:
-            builder.fence("seq_cst")
-        return context.get_dummy_value()
-    return types.void(), codegen
-
-
-@register_jitable
-def _copy_small(dst, src, nbytes):
-    """Copy fewer than 64 bytes with plain stores, in the widest units the alignment allows."""
-    i = 0
-    while i < nbytes:
-        a = dst + i
-        if a % 8 == 0 and (src + i) % 8 == 0 and i + 8 <= nbytes:
-            store(a, 0, load(src + i, 0, U64), U64)
-            i += 8
-        elif a % 4 == 0 and (src + i) % 4 == 0 and i + 4 <= nbytes:
-            store(a, 0, load(src + i, 0, U32), U32)
-            i += 4
-        else:
-            store(a, 0, load(src + i, 0, U8), U8)
-            i += 1
-
-
-@register_jitable
-def nt_first(dst, osz):
-    """Elements of a first block that ends on a 64-byte line of the output at ``dst`` (item size
-    ``osz``), so that the later blocks of ``ACC`` elements start on line boundaries."""
-    lead = ((64 - dst % 64) % 64 + osz - 1) // osz
-    per_line = max(1, 64 // osz)
-    return lead + max(0, (ACC - lead) // per_line) * per_line
-
-
-@register_jitable
-def nt_copy(dst, src, nbytes):
-    """Copy ``nbytes`` from ``src`` to ``dst``, streaming the whole 64-byte cache lines past the
-    caches (non-temporal stores) and the partial lines at the ends with plain stores, so that no
-    line is written both ways (fastest with ``src`` at ``dst``'s offset in a 32-byte block).  The
-    caller issues ``store_fence`` before the data is read by others (the drivers do, per chunk)."""
-    head = min(nbytes, (64 - dst % 64) % 64)
-    _copy_small(dst, src, head)
-    i = head
-    if (src - dst) % 32 == 0:
-        while i + 64 <= nbytes:
-            nt_store32(dst + i, src + i)
-            nt_store32(dst + i + 32, src + i + 32)
-            i += 64
-    else:
-        while i + 64 <= nbytes:
-            nt_store32_unaligned(dst + i, src + i)
-            nt_store32_unaligned(dst + i + 32, src + i + 32)
-            i += 64
-    _copy_small(dst + i, src + i, nbytes - i)
-
-
-@intrinsic
-def stack_i64(typingctx, n):
-    """Address of ``n`` (a constant) int64 slots on the calling function's stack."""
-    if not isinstance(n, types.IntegerLiteral):
-        return None
-    count = n.literal_value
-
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        with builder.goto_entry_block():
-            slot = builder.alloca(ir.ArrayType(i64, count))
-            slot.align = 64
-        return builder.ptrtoint(slot, i64)
-    return types.int64(n), codegen
-
-
-@intrinsic
-def call_driver(typingctx, fn, row, p0, p1, p2, p3, meta):
-    """Call the serial driver at address ``fn`` (see ``driver_address``)."""
-    sig = types.int64(fn, row, p0, p1, p2, p3, meta)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(i64, [i64] * 6)
-        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
-    return sig, codegen
 
 
 # --- launchers: data addresses and the output's writability (one tiny function per array types) ---
@@ -581,165 +380,3 @@ def drive_n_parallel(row, ptrs, meta, threads):
         work = np.empty(10 * meta[H_NOPS] + meta[H_ND], np.int64)
         _run_chunk(row, c, nchunks, pp, mp, np.int64(work.ctypes.data), stack_i64(SCRATCH_SLOTS))
     return 0
-
-
-# --- row functions -----------------------------------------------------------------------------------
-
-def _compile(fn, factory, *made_from):
-    """Compile row function ``fn`` made by ``factory`` from ``made_from`` (its cache identity, and
-    its symbol's name: no two row functions share either)."""
-    parts = [getattr(x, "__name__", None) or getattr(x, "name", None) or str(x) for x in made_from]
-    identity = "-".join([factory, *parts])
-    fn.__name__ = fn.__qualname__ = identity.replace("-", "_")
-    return cfunc(ROW_SIGNATURE, fn, identity, **JIT)
-
-
-def binary_row(F, FY, C, TA, TB, TO):
-    """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
-    the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
-    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
-    def row(ptrs, offs, strides, nops, n, m, scratch):
-        pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
-        sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
-        ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
-        for i in range(m):
-            oa, ob, oo = load(offs, 0, I64) + i * ra, load(offs, 1, I64) + i * rb, load(offs, 2, I64) + i * ro
-            if sb == 0:
-                y = load(pb, ob, TB)
-                if sa == 1 and so == 1:
-                    for k in range(n):
-                        store(po, oo + k, FY(C, load(pa, oa + k, TA), y), TO)
-                else:
-                    for k in range(n):
-                        store(po, oo + k * so, FY(C, load(pa, oa + k * sa, TA), y), TO)
-            elif sa == 1 and sb == 1 and so == 1:
-                for k in range(n):
-                    store(po, oo + k, F(C, load(pa, oa + k, TA), load(pb, ob + k, TB)), TO)
-            elif sa == 0 and sb == 1 and so == 1:
-                x = load(pa, oa, TA)
-                for k in range(n):
-                    store(po, oo + k, F(C, x, load(pb, ob + k, TB)), TO)
-            else:
-                for k in range(n):
-                    store(po, oo + k * so, F(C, load(pa, oa + k * sa, TA), load(pb, ob + k * sb, TB)), TO)
-    return _compile(row, "binary_row", F, FY, C, TA, TB, TO)
-
-
-def where_row(TC, TV):
-    """Row function of ``where``: condition raw type ``TC`` (nonzero is true), values moved as raw
-    type ``TV`` (an unsigned int or complex128 of the item size)."""
-    def row(ptrs, offs, strides, nops, n, m, scratch):
-        pc, px, py, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64), load(ptrs, 3, I64)
-        sc, sx = load(strides, 0, I64), load(strides, 1, I64)
-        sy, so = load(strides, 2, I64), load(strides, 3, I64)
-        rc, rx = load(strides, 4, I64), load(strides, 5, I64)
-        ry, ro = load(strides, 6, I64), load(strides, 7, I64)
-        for i in range(m):
-            oc, ox = load(offs, 0, I64) + i * rc, load(offs, 1, I64) + i * rx
-            oy, oo = load(offs, 2, I64) + i * ry, load(offs, 3, I64) + i * ro
-            if so == 1 and sc == 1 and sx == 1 and sy == 1:
-                for k in range(n):
-                    x, y = load(px, ox + k, TV), load(py, oy + k, TV)
-                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
-            elif so == 1 and sc == 1 and sx == 1 and sy == 0:
-                y = load(py, oy, TV)
-                for k in range(n):
-                    x = load(px, ox + k, TV)
-                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
-            elif so == 1 and sc == 1 and sx == 0 and sy == 1:
-                x = load(px, ox, TV)
-                for k in range(n):
-                    y = load(py, oy + k, TV)
-                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
-            elif so == 1 and sc == 1 and sx == 0 and sy == 0:
-                x, y = load(px, ox, TV), load(py, oy, TV)
-                for k in range(n):
-                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
-            else:
-                for k in range(n):
-                    x, y = load(px, ox + k * sx, TV), load(py, oy + k * sy, TV)
-                    store(po, oo + k * so, x if load(pc, oc + k * sc, TC) != 0 else y, TV)
-    return _compile(row, "where_row", TC, TV)
-
-
-def unary_row(F, C, TA, TO):
-    """Row function of unary scalar function ``F`` under codec ``C``: raw input type ``TA``, raw
-    output type ``TO``."""
-    def row(ptrs, offs, strides, nops, n, m, scratch):
-        px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
-        sx, so = load(strides, 0, I64), load(strides, 1, I64)
-        rx, ro = load(strides, 2, I64), load(strides, 3, I64)
-        for i in range(m):
-            ox, oo = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ro
-            if so == 1 and sx == 1:
-                for k in range(n):
-                    store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
-            elif sx == 0:  # one value along the row
-                y = F(C, load(px, ox, TA))
-                for k in range(n):
-                    store(po, oo + k * so, y, TO)
-            else:
-                for k in range(n):
-                    store(po, oo + k * so, F(C, load(px, ox + k * sx, TA)), TO)
-    return _compile(row, "unary_row", F, C, TA, TO)
-
-
-def variadic_row(STEP, FIN, C, T):
-    """Row function folding N inputs of raw type ``T`` with ``STEP`` into an accumulator (in
-    ``scratch``), ``FIN(acc, N)`` stored to the output: one pass over the output."""
-    def row(ptrs, offs, strides, nops, n, m, scratch):
-        count = nops - 1
-        p0, s0, r0 = load(ptrs, 0, I64), load(strides, 0, I64), load(strides, nops, I64)
-        po, so, ro = load(ptrs, count, I64), load(strides, count, I64), load(strides, nops + count, I64)
-        for i in range(m):
-            for j in range(0, n, ACC):
-                w = min(ACC, n - j)
-                o0 = load(offs, 0, I64) + i * r0 + j * s0
-                for k in range(w):
-                    store(scratch, k, load(p0, o0 + k * s0, T), T)
-                for a in range(1, count):
-                    pa, sa = load(ptrs, a, I64), load(strides, a, I64)
-                    oa = load(offs, a, I64) + i * load(strides, nops + a, I64) + j * sa
-                    if sa == 1:
-                        for k in range(w):
-                            store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k, T)), T)
-                    elif sa == 0:
-                        v = load(pa, oa, T)
-                        for k in range(w):
-                            store(scratch, k, STEP(C, load(scratch, k, T), v), T)
-                    else:
-                        for k in range(w):
-                            store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k * sa, T)), T)
-                oo = load(offs, count, I64) + i * ro + j * so
-                if so == 1:
-                    for k in range(w):
-                        store(po, oo + k, FIN(C, load(scratch, k, T), count), T)
-                else:
-                    for k in range(w):
-                        store(po, oo + k * so, FIN(C, load(scratch, k, T), count), T)
-    return _compile(row, "variadic_row", STEP, FIN, C, T)
-
-
-def axpby_row(MUL, ADD, C, T):
-    """Row function of ``axpby`` over inputs (alpha, x, beta, y): ``alpha * x + beta * y``, each
-    product rounded in the raw type's codec (no FMA), like the registry's NumPy reference.
-    Operands as in ``variadic_row``: 4 inputs, then the output (index 4)."""
-    def row(ptrs, offs, strides, nops, n, m, scratch):
-        pa, pb, pc, pd, po = (load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64),
-                              load(ptrs, 3, I64), load(ptrs, 4, I64))
-        sa, sb, sc, sd, so = (load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64),
-                              load(strides, 3, I64), load(strides, 4, I64))
-        ra, rb, rc, rd, ro = (load(strides, nops, I64), load(strides, nops + 1, I64),
-                              load(strides, nops + 2, I64), load(strides, nops + 3, I64),
-                              load(strides, nops + 4, I64))
-        for i in range(m):
-            oa = load(offs, 0, I64) + i * ra
-            ob = load(offs, 1, I64) + i * rb
-            oc = load(offs, 2, I64) + i * rc
-            od = load(offs, 3, I64) + i * rd
-            oo = load(offs, 4, I64) + i * ro
-            for k in range(n):
-                ax = MUL(C, load(pa, oa + k * sa, T), load(pb, ob + k * sb, T))
-                by = MUL(C, load(pc, oc + k * sc, T), load(pd, od + k * sd, T))
-                store(po, oo + k * so, ADD(C, ax, by), T)
-    return _compile(row, "axpby_row", MUL, ADD, C, T)
