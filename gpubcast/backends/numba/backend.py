@@ -1,7 +1,7 @@
 """The Numba CPU backend: executes plans with compiled, parallel kernels.
 
 For each (op, loop dtypes) a ``Spec`` picks the row-function kind (``rows``), the raw
-types it loads and stores, and the codec of the values (``scalars``); row functions are
+types it loads and stores, and the codec of the values (``codecs``); row functions are
 compiled on first use and cached on disk (``cache``).  For each (plan, spec layout) an
 ``iteration_meta`` array (``meta``) says how the drivers (``drivers``) walk the output.
 
@@ -37,6 +37,7 @@ from .. import threading_layer
 from ..reference import HostArrays, NumpyBackend
 from . import drivers, rows
 from . import scalars as S
+from .codecs import BFLOAT16, BOOL, FLOAT16, NATIVE
 from .meta import H_DRIVER, H_ROW, extent, iteration_meta, unit_sizes
 
 #: outputs with at least this many elements run on every thread
@@ -53,14 +54,14 @@ _MOVE_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.com
 def _raw(dt: np.dtype, unsigned: bool = False):
     """(raw NumPy type, codec) of a numeric dtype; ``unsigned`` views signed ints as unsigned."""
     if dt == _dt.bfloat16:
-        return np.uint16, S.BFLOAT16
+        return np.uint16, BFLOAT16
     if dt.kind == "b":
-        return np.uint8, S.BOOL
+        return np.uint8, BOOL
     if dt == np.float16:
-        return np.uint16, S.FLOAT16
+        return np.uint16, FLOAT16
     if dt.kind == "i" and unsigned:
-        return np.dtype(f"u{dt.itemsize}").type, S.NATIVE
-    return dt.type, S.NATIVE
+        return np.dtype(f"u{dt.itemsize}").type, NATIVE
+    return dt.type, NATIVE
 
 
 def computes(dtypes) -> bool:
@@ -163,7 +164,7 @@ def _move_spec(op, in_dtypes, out_dtype) -> Spec | None:
     if op.name == "where":
         return Spec("where", lambda: rows.where_row(np.uint8, raw), (np.uint8, raw, raw, raw),
                     (_view(in_dtypes[0], np.uint8), view, view, view), factor)
-    return Spec("move", lambda: rows.unary_row(S.move, S.NATIVE, raw, raw), (raw, raw), (view, view), factor)
+    return Spec("move", lambda: rows.unary_row(S.move, NATIVE, raw, raw), (raw, raw), (view, view), factor)
 
 
 @functools.lru_cache(maxsize=MAX_FUSED_SPECS)

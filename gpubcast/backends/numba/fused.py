@@ -7,7 +7,7 @@ n, m, scratch)``; operands: the program's leaves, then the output) and runs unde
 built-in ops).  Per element it loads every leaf, computes each step with the registry op's scalar
 function (``scalars``: ``UNARY``, ``SCALAR``, ``VARIADIC``; NumPy's values in each step's loop
 dtype), converts between steps of different dtypes as ``dispatch`` converts inputs
-(``scalars.convert``), and stores the result.
+(``codecs.convert``), and stores the result.
 
 Each step's value is truncated to its raw type (``R(...)``): the scalar functions may compute in a
 wider type (Numba widens small integers), and the unfused chain stores every intermediate.
@@ -27,6 +27,7 @@ import numpy as np
 
 from . import scalars as S
 from .cache import JIT, cfunc
+from .codecs import convert
 from .memory import ROW_SIGNATURE, load, store
 from .meta import H_ND, H_NOPS, H_TRANSPOSED, HEADER
 
@@ -53,7 +54,7 @@ def pattern(meta) -> str:
 
 def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
     """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``."""
-    names: dict = {"load": load, "store": store, "I64": np.int64, "convert": S.convert}
+    names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert}
     leaves = [leaf.dtype for leaf, _ in program.leaves]
     consts = [c.dtype for c in program.constants]
     L = len(leaves) + bool(consts)   # the operands before the output: leaves, the constant block
