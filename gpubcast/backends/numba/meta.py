@@ -21,15 +21,11 @@ enough slabs for every thread, and non-temporal stores for outputs larger than t
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...plan import coalesce
 from .memory import TILE_BYTES
-
-if TYPE_CHECKING:
-    from .backend import Spec
 
 #: meta's header: its length, then the index of each field
 HEADER = 14
@@ -64,9 +60,9 @@ def _last_level_cache() -> int:
 NON_TEMPORAL_MIN = max(4 << 20, _last_level_cache() // 2)
 
 
-def iteration_meta(p, spec: Spec, parallel: bool) -> np.ndarray:
-    """The int64 ``meta`` array of the drivers for plan ``p`` run with ``spec`` (``parallel``: on
-    every thread, so split into enough work items for them)."""
+def iteration_meta(p, spec, parallel: bool) -> np.ndarray:
+    """The int64 ``meta`` array of the drivers for plan ``p`` run with ``spec`` (a ``backend.Spec``);
+    ``parallel``: the output runs on every thread, so it is split into enough work items for them."""
     shape = list(p.coalesced_shape)
     sets = [list(s) for s in p.coalesced_strides] + [list(p.coalesced_out_strides)]
     if spec.factor > 1:  # element bytes as an innermost dim of raw units (data operands only)
