@@ -201,12 +201,18 @@ def _binary(families):
 
     @overload(stub)
     def _ov(codec, x, y):
-        fam = family(codec, x)
-        make = families.get(fam)
-        if make is None:
-            raise TypeError(f"no scalar implementation for family {fam!r} ({x} under {codec})")
-        return make(codec, x) if getattr(make, "_builder", False) else make
+        return _implementation(families, codec, x)
     return stub
+
+
+def _implementation(families, codec, x):
+    """The implementation ``families`` holds for the value family of raw type ``x`` under ``codec``
+    (a builder's, built for them)."""
+    fam = family(codec, x)
+    make = families.get(fam)
+    if make is None:
+        raise TypeError(f"no scalar implementation for family {fam!r} ({x} under {codec})")
+    return make(codec, x) if getattr(make, "_builder", False) else make
 
 
 def _builder(fn):
@@ -538,11 +544,7 @@ def _unary(families):
 
     @overload(stub)
     def _ov(codec, x):
-        fam = family(codec, x)
-        make = families.get(fam)
-        if make is None:
-            raise TypeError(f"no scalar implementation for family {fam!r} ({x} under {codec})")
-        return make(codec, x) if getattr(make, "_builder", False) else make
+        return _implementation(families, codec, x)
     return stub
 
 
