@@ -60,10 +60,10 @@ def sources_hash(folder: str = _HERE) -> str:
 
 
 SOURCE_HASH = sources_hash()
-
-#: options of every compiled function (cached by ``cache``, not by Numba's ``cache=True``)
-JIT = dict(nogil=True, error_model="numpy", boundscheck=False)
 _VERSIONS = (sys.version, numba.__version__, llvmlite.__version__)
+
+#: options of every compiled function (cached here, not by Numba's ``cache=True``)
+JIT = dict(nogil=True, error_model="numpy", boundscheck=False)
 
 
 def _random_uids() -> None:

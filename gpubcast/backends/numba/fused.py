@@ -2,8 +2,8 @@
 in one pass over the output.
 
 The generated function has the row contract of ``memory`` (``row(ptrs, offs, strides, nops,
-n, m, scratch)``; operands: the program's leaves, then the output) and runs under its drivers
-(``drive_n``: any number of operands; slabs, threads, staging, non-temporal stores as for the
+n, m, scratch)``; operands: the program's leaves, then the output) and runs under the drivers
+(``drivers.drive_n``: any number of operands; slabs, threads, staging, non-temporal stores as for the
 built-in ops).  Per element it loads every leaf, computes each step with the registry op's scalar
 function (``scalars``: ``UNARY``, ``SCALAR``, ``VARIADIC``; NumPy's values in each step's loop
 dtype), converts between steps of different dtypes as ``dispatch`` converts inputs
