@@ -122,7 +122,7 @@ def verifier(cache_dir, cases, seed, results) -> None:
 
 def _hits() -> int:
     """Overloads this process loaded from the cache (drivers and launchers)."""
-    from gpubcast.backends import numba_kernels as K
+    from gpubcast.backends.numba import drivers as K
     return sum(f._cache.hits for f in vars(K).values() if hasattr(getattr(f, "_cache", None), "hits"))
 
 

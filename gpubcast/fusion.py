@@ -27,7 +27,7 @@ read (in their dtypes, as the unfused chain stores them), so a chain of any dept
 linear in its length; nothing here recurses along a chain.
 
 Execution: on the Numba backend, one row function generated from the graph per pass
-(``backends.numba_fused``), run by the usual drivers; on the CUDA backend, one kernel generated
+(``backends.numba.fused``), run by the usual drivers; on the CUDA backend, one kernel generated
 from the graph per pass (``cuda.fused``); elsewhere (NumPy reference, Dask, ndarray subclasses such
 as masked arrays, a CUDA program whose argument would not fit a launch) the graph is evaluated op by op through ``dispatch.apply`` -- the
 unfused chain, the same values.  Inputs that overlap ``out=`` other than element for element are
@@ -37,7 +37,7 @@ Caches, all bounded: per fused function, ``MAX_TRACES`` traces and as many hot-p
 code is found by a program's structure (``Program.key``: ops, dtypes, shapes, dim maps and the
 constants' dtypes -- not their values, not the object), so a new scalar value, a new
 ``gpubcast.fuse(f)`` of the same function or a new ONNX ``prepare`` compiles nothing.  The Numba
-backend keeps ``numba_cpu.MAX_FUSED_SPECS`` program specs and ``numba_fused.MAX_ROWS`` row functions
+backend keeps ``numba.backend.MAX_FUSED_SPECS`` program specs and ``numba.fused.MAX_ROWS`` row functions
 (by source text), the CUDA backend ``cuda.fused.MAX_PROGRAMS`` kernels and launch templates: LRU
 caches (Numba does not free machine code: a structure dropped and met again compiles again).
 

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from gpubcast import cache
-from gpubcast.backends import numba_cache
+from gpubcast.backends.numba import cache as numba_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # --- entries --------------------------------------------------------------------------------------------
 
-KEY = "numba\0gpubcast.backends.numba_kernels.run2\0(array(float32, 1d, C),)"
+KEY = "numba\0gpubcast.backends.numba.drivers.run2\0(array(float32, 1d, C),)"
 PAYLOAD = bytes(range(256)) * 9
 
 
@@ -61,9 +61,9 @@ def test_read_removes_a_damaged_entry(tmp_path, monkeypatch):
 CHECK = textwrap.dedent("""
     import sys, warnings
     import numpy as np, gpubcast as gb
-    from gpubcast.backends import numba_cache, numba_kernels as K
+    from gpubcast.backends.numba import cache as numba_cache, drivers as K
     if len(sys.argv) > 1 and sys.argv[1] == "other-source":
-        numba_cache.SOURCE_HASH = "an edited numba_scalar.py"
+        numba_cache.SOURCE_HASH = "an edited scalars.py"
     if len(sys.argv) > 1 and sys.argv[1] == "other-version":
         import gpubcast.cache
         gpubcast.cache.__version__ = "0.0.0+other"
@@ -152,12 +152,19 @@ def test_an_entry_from_other_sources_or_another_version_is_never_used(warm_cache
 
 
 def test_the_source_hash_covers_every_numba_source(tmp_path):
-    here = Path(numba_cache.__file__).parent
-    for f in here.glob("numba_*.py"):
-        (tmp_path / f.name).write_bytes(f.read_bytes())
+    """Every module of the Numba backend's package is part of the key: an edit of any one of them
+    (here each in turn, then one op's semantics) retires every entry."""
+    sources = {f.name: f.read_bytes() for f in Path(numba_cache.__file__).parent.glob("*.py")}
+    assert {"__init__.py", "backend.py", "cache.py", "scalars.py"} <= set(sources)
+    for name, text in sources.items():
+        (tmp_path / name).write_bytes(text)
     assert numba_cache.sources_hash(str(tmp_path)) == numba_cache.SOURCE_HASH
-    scalar = tmp_path / "numba_scalar.py"
-    scalar.write_text(scalar.read_text().replace('"add": add,', '"add": sub,'))
+    for name, text in sources.items():
+        (tmp_path / name).write_bytes(text + b"#\n")
+        assert numba_cache.sources_hash(str(tmp_path)) != numba_cache.SOURCE_HASH, name
+        (tmp_path / name).write_bytes(text)
+    scalars = tmp_path / "scalars.py"
+    scalars.write_text(scalars.read_text().replace('"add": add,', '"add": sub,'))
     assert numba_cache.sources_hash(str(tmp_path)) != numba_cache.SOURCE_HASH
 
 

@@ -2,7 +2,7 @@
 
 Each case runs in a subprocess with a timeout: a child killed by GNU OpenMP leaves a pool that never
 returns, and that must fail the test, not hang the suite.  The parent first runs ops large enough
-for the parallel drivers (``numba_cpu.PARALLEL_MIN`` elements), twice each (the second call takes
+for the parallel drivers (``backends.numba.backend.PARALLEL_MIN`` elements), twice each (the second call takes
 ``prepare``'s runner, which a forked child inherits), as a data loader's parent would.
 """
 
@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent("""
     import numpy as np
 
     import gpubcast as gb
-    from gpubcast.backends import numba_cpu
+    from gpubcast.backends.numba import backend as numba_backend
 
     A = np.arange(512 * 512, dtype=np.float32).reshape(512, 512) / 7
     ROWS = np.linspace(-3, 3, 256 * 1024, dtype=np.float32).reshape(256, 1024)
@@ -42,7 +42,7 @@ SCRIPT = textwrap.dedent("""
             ok &= np.array_equal(gb.add(A, A + k), A + (A + k))
             ok &= np.array_equal(gb.multiply(ROWS, ROW), ROWS * ROW)
             ok &= np.allclose(affine(ROWS, ROW, k, ROWS), ROWS * ROW + k - ROWS, rtol=1e-6, atol=1e-5)
-        return bool(ok), getattr(numba_cpu, "_FORKED_FROM_OMP", None), numba.threading_layer()
+        return bool(ok), getattr(numba_backend, "_FORKED_FROM_OMP", None), numba.threading_layer()
 
     if __name__ == "__main__":
         mode = sys.argv[1]

@@ -20,7 +20,8 @@ import gpubcast as gb
 import gpubcast.onnx as gbo
 import gpubcast.onnx.backend as onnx_backend
 from gpubcast import fusion
-from gpubcast.backends import numba_cpu, numba_fused
+from gpubcast.backends.numba import backend as numba_backend
+from gpubcast.backends.numba import fused as numba_fused
 from gpubcast.cuda import fused as cuda_fused
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(gb.__file__)))
@@ -32,7 +33,7 @@ HARNESS = """
 import os, sys
 import numpy as np
 import gpubcast as gb
-from gpubcast.backends import numba_fused
+from gpubcast.backends.numba import fused as numba_fused
 
 compiles = []
 real = numba_fused.cfunc
@@ -180,12 +181,12 @@ def test_programs_compare_by_structure_not_constants():
 def test_row_functions_are_kept_by_source_text_in_a_bounded_lru(monkeypatch):
     monkeypatch.setattr(numba_fused, "MAX_ROWS", 2)
     monkeypatch.setattr(numba_fused, "_ROWS", type(numba_fused._ROWS)())
-    numba_cpu._fused_spec.cache_clear()
+    numba_backend._fused_spec.cache_clear()
     x = np.ones((3, 4), np.float32)
     for n in (1, 2, 3):     # three structures, three source texts
         assert _bits(gb.fuse(lambda x, n=n: _adds(x, n))(x)) == _bits(x + n)
     assert len(numba_fused._ROWS) == 2
-    assert numba_cpu._fused_spec.cache_info().maxsize == numba_cpu.MAX_FUSED_SPECS
+    assert numba_backend._fused_spec.cache_info().maxsize == numba_backend.MAX_FUSED_SPECS
 
 
 def _adds(x, n):
@@ -290,7 +291,7 @@ def test_a_variadic_of_many_inputs_generates_flat_code():
     """Sum of 300 inputs: one statement per input (Python and C++ compilers limit nesting)."""
     x = np.ones((3, 4), np.float32)
     [p] = gb.fuse(lambda x: gbo.Sum(*[x] * 300))._trace([x]).programs
-    text, _ = numba_fused.source(p, np.dtype(np.float32), "uu", numba_cpu._raw)
+    text, _ = numba_fused.source(p, np.dtype(np.float32), "uu", numba_backend._raw)
     compile(text, "<row>", "exec")
     assert _nesting(text) < 10
     assert _nesting(cuda_fused.source(p, np.float32)) < 10

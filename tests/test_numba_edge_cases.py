@@ -24,8 +24,8 @@ NUMBA = {"backend": "numba"}
 def parallel_from_1000(monkeypatch):
     """Outputs from 1000 elements run on every thread (a fresh backend, no cached runners)."""
     from gpubcast import dispatch
-    from gpubcast.backends import numba_cpu
-    monkeypatch.setattr(numba_cpu, "PARALLEL_MIN", 1000)
+    from gpubcast.backends.numba import backend as numba_backend
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN", 1000)
     monkeypatch.setattr(gb.backends, "_instances", {})
     monkeypatch.setattr(dispatch, "HOT", HotCalls(4096))
 
@@ -276,8 +276,8 @@ def test_output_over_2_to_31_elements():
 def test_non_temporal_stores(monkeypatch, name):
     """The streaming-store path (normally only for outputs larger than the cache), forced on for
     small outputs: every alignment of the output rows, broadcast and strided inputs."""
-    from gpubcast.backends import numba_cpu
-    monkeypatch.setattr(numba_cpu, "NON_TEMPORAL_MIN", 0)
+    from gpubcast.backends.numba import meta as numba_meta
+    monkeypatch.setattr(numba_meta, "NON_TEMPORAL_MIN", 0)
     monkeypatch.setattr(gb.backends, "_instances", {})  # a fresh backend: no cached metas
     monkeypatch.setattr(gb.dispatch, "HOT", HotCalls(4096))
     op = ops.get(name)

@@ -24,7 +24,7 @@ threading_layer.preload()  # TBB's library, before Numba picks a threading layer
 
 _WHERE = {
     "numpy": "gpubcast.backends.reference:NumpyBackend",
-    "numba": "gpubcast.backends.numba_cpu:NumbaBackend",
+    "numba": "gpubcast.backends.numba.backend:NumbaBackend",
     "cuda": "gpubcast.backends.cuda:CudaBackend",
 }
 #: the backend NumPy inputs run on unless ``backend=`` says otherwise

@@ -12,7 +12,7 @@ gpubcast depends on the ``tbb`` wheel where there is one (Linux x86-64).  The wh
 ``preload`` loads it by path on ``import gpubcast`` (``gpubcast.backends``), before Numba picks
 (this module imports no Numba: ``import gpubcast`` does not).  A layer the user named
 (``NUMBA_THREADING_LAYER``, ``numba.config.THREADING_LAYER``) is kept; where OpenMP runs anyway,
-``numba_cpu`` has a forked child run its ops on the serial drivers.
+``numba.backend`` has a forked child run its ops on the serial drivers.
 """
 
 from __future__ import annotations

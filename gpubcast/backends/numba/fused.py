@@ -1,13 +1,13 @@
 """Row functions generated from a fused program (``gpubcast.fusion.Program``): a whole chain of ops
 in one pass over the output.
 
-The generated function has the row contract of ``numba_kernels`` (``row(ptrs, offs, strides, nops,
-n, m, scratch)``; operands: the program's leaves, then the output) and runs under its drivers
-(``drive_n``: any number of operands; slabs, threads, staging, non-temporal stores as for the
+The generated function has the row contract of ``memory`` (``row(ptrs, offs, strides, nops,
+n, m, scratch)``; operands: the program's leaves, then the output) and runs under the drivers
+(``drivers.drive_n``: any number of operands; slabs, threads, staging, non-temporal stores as for the
 built-in ops).  Per element it loads every leaf, computes each step with the registry op's scalar
-function (``numba_scalar``: ``UNARY``, ``SCALAR``, ``VARIADIC``; NumPy's values in each step's loop
+function (``scalars``: ``UNARY``, ``SCALAR``, ``VARIADIC``; NumPy's values in each step's loop
 dtype), converts between steps of different dtypes as ``dispatch`` converts inputs
-(``numba_scalar.convert``), and stores the result.
+(``codecs.convert``), and stores the result.
 
 Each step's value is truncated to its raw type (``R(...)``): the scalar functions may compute in a
 wider type (Numba widens small integers), and the unfused chain stores every intermediate.
@@ -25,9 +25,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import numba_kernels as K
-from . import numba_scalar as S
-from .numba_cache import cfunc
+from . import scalars as S
+from .cache import JIT, cfunc
+from .codecs import convert
+from .memory import ROW_SIGNATURE, load, store
+from .meta import H_ND, H_NOPS, H_TRANSPOSED, HEADER
 
 #: a row's inner stride class per operand: unit, zero, or any other
 UNIT, ZERO, STRIDED = "u", "z", "s"
@@ -41,18 +43,18 @@ _LOCK = threading.Lock()
 def pattern(meta) -> str:
     """The inner stride class of every operand (leaves, then the output) under driver ``meta``
     (a staged transposed input is read with unit stride)."""
-    nd, nops = int(meta[K.H_ND]), int(meta[K.H_NOPS])
-    tiled = int(meta[K.H_TRANSPOSED]) - 1
+    nd, nops = int(meta[H_ND]), int(meta[H_NOPS])
+    tiled = int(meta[H_TRANSPOSED]) - 1
     out = []
     for k in range(nops):
-        s = int(meta[K.HEADER + nd + k * nd + nd - 1])
+        s = int(meta[HEADER + nd + k * nd + nd - 1])
         out.append(UNIT if s == 1 or k == tiled else ZERO if s == 0 else STRIDED)
     return "".join(out)
 
 
 def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
     """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``."""
-    names: dict = {"load": K.load, "store": K.store, "I64": np.int64, "convert": S.convert}
+    names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert}
     leaves = [leaf.dtype for leaf, _ in program.leaves]
     consts = [c.dtype for c in program.constants]
     L = len(leaves) + bool(consts)   # the operands before the output: leaves, the constant block
@@ -185,4 +187,4 @@ def _compile(text: str, names: dict, digest: str):
     exec(compile(text, f"<gpubcast fused {digest}>", "exec"), scope)  # noqa: S102 - generated above
     fn = scope["row"]
     fn.__name__ = fn.__qualname__ = identity.replace("-", "_")
-    return cfunc(K.ROW_SIGNATURE, fn, identity, **K.JIT)
+    return cfunc(ROW_SIGNATURE, fn, identity, **JIT)

@@ -1,14 +1,12 @@
 """The Numba CPU backend: executes plans with compiled, parallel kernels.
 
-For each (op, loop dtypes) a ``Spec`` picks the row-function kind (``numba_kernels``), the raw
-types it loads and stores, and the codec of the values (``numba_scalar``); row functions are
-compiled on first use and cached on disk (``cache=True``).  For each (plan, spec layout) an
-``iteration_meta`` array says how to walk the output: dims in the output's memory order, 2-D slabs
-(several short rows per call, or tiles when an input is transposed, staged tile by tile), enough
-slabs for every thread, and non-temporal stores for outputs larger than the cache.
+For each (op, loop dtypes) a ``Spec`` picks the row-function kind (``rows``), the raw
+types it loads and stores, and the codec of the values (``codecs``); row functions are
+compiled on first use and cached on disk (``cache``).  For each (plan, spec layout) an
+``iteration_meta`` array (``meta``) says how the drivers (``drivers``) walk the output.
 
 Signed integers are computed as unsigned of the same width where the result does not depend on
-the sign (``numba_scalar.SIGN_AGNOSTIC``), and data movement by item size, not dtype: fewer
+the sign (``scalars.SIGN_AGNOSTIC``), and data movement by item size, not dtype: fewer
 specialisations to compile.
 
 Everything with a raw type runs here: every numeric dtype, bfloat16 included, and data movement
@@ -26,51 +24,29 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import math
 import os
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
-from .. import dtypes as _dt
-from .. import host_pool
-from ..plan import SCALAR, coalesce
-from . import numba_kernels as K
-from . import numba_scalar as S
-from . import threading_layer
-from .reference import HostArrays, NumpyBackend
+from ... import dtypes as _dt
+from ... import host_pool
+from ...plan import SCALAR
+from .. import threading_layer
+from ..reference import HostArrays, NumpyBackend
+from . import drivers, rows
+from . import scalars as S
+from .codecs import BFLOAT16, BOOL, FLOAT16, NATIVE
+from .meta import H_DRIVER, H_ROW, extent, iteration_meta, unit_sizes
 
 #: outputs with at least this many elements run on every thread
 PARALLEL_MIN = 1 << 17
 #: True in a forked child of a process whose OpenMP threads started: GNU OpenMP kills such a child
 #: at its first parallel region, so it runs the serial drivers (``_after_fork_in_child``)
 _FORKED_FROM_OMP = False
-#: slab columns (and at most rows) when an input is transposed: its slabs are staged in rows
-TILE = 256
-#: elements a slab of short rows gathers (rows of the second-innermost dim)
-SLAB = 2048
-#: slabs are split until there are this many work items (for the threads)
-MIN_ITEMS = 16
-#: narrowest slab a long row is split into
-MIN_SEGMENT = 4096
 #: fused programs' Specs kept (by structure, output dtype and stride pattern), least recently used dropped
 MAX_FUSED_SPECS = 1024
-
-
-def _last_level_cache() -> int:
-    try:
-        with open("/sys/devices/system/cpu/cpu0/cache/index3/size") as f:
-            text = f.read().strip().upper()
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
-        return int(text.rstrip("KMG")) * scale
-    except (OSError, ValueError):
-        return 32 << 20
-
-
-#: outputs of at least this many bytes cannot stay in cache (with their inputs): they are
-#: written with non-temporal stores
-NON_TEMPORAL_MIN = max(4 << 20, _last_level_cache() // 2)
 
 _MOVE_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
 
@@ -78,14 +54,14 @@ _MOVE_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.com
 def _raw(dt: np.dtype, unsigned: bool = False):
     """(raw NumPy type, codec) of a numeric dtype; ``unsigned`` views signed ints as unsigned."""
     if dt == _dt.bfloat16:
-        return np.uint16, S.BFLOAT16
+        return np.uint16, BFLOAT16
     if dt.kind == "b":
-        return np.uint8, S.BOOL
+        return np.uint8, BOOL
     if dt == np.float16:
-        return np.uint16, S.FLOAT16
+        return np.uint16, FLOAT16
     if dt.kind == "i" and unsigned:
-        return np.dtype(f"u{dt.itemsize}").type, S.NATIVE
-    return dt.type, S.NATIVE
+        return np.dtype(f"u{dt.itemsize}").type, NATIVE
+    return dt.type, NATIVE
 
 
 def computes(dtypes) -> bool:
@@ -142,7 +118,7 @@ def _view(dt, raw):
 def make_spec(op, in_dtypes, out_dtype, scalar_second: bool = False) -> Spec | None:
     """The Spec of ``op`` over loop dtypes ``in_dtypes`` into ``out_dtype``; None -> reference.
     ``scalar_second``: the second operand is one value over the whole call (NumPy's power then
-    takes its fast path, ``numba_scalar.SCALAR_SECOND_CONSTANT``; a broadcast one does not)."""
+    takes its fast path, ``scalars.SCALAR_SECOND_CONSTANT``; a broadcast one does not)."""
     if op.kind == "move" or op.name == "where":
         return _move_spec(op, in_dtypes, out_dtype)
     if not computes((*in_dtypes, out_dtype)):
@@ -151,26 +127,26 @@ def make_spec(op, in_dtypes, out_dtype, scalar_second: bool = False) -> Spec | N
     if op.kind == "variadic":
         step, finish = S.VARIADIC[op.name]
         raw, codec = _raw(in_dtypes[0], unsigned)
-        return Spec("variadic", lambda: K.variadic_row(step, finish, codec, raw),
+        return Spec("variadic", lambda: rows.variadic_row(step, finish, codec, raw),
                     (raw,) * (len(in_dtypes) + 1),
                     tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
     if op.kind == "quaternary":  # axpby: Gemm's alpha * AB + beta * C, 4 inputs in one pass
         raw, codec = _raw(in_dtypes[0], False)
-        return Spec("variadic", lambda: K.axpby_row(S.SCALAR["multiply"], S.SCALAR["add"], codec, raw),
+        return Spec("variadic", lambda: rows.axpby_row(S.SCALAR["multiply"], S.SCALAR["add"], codec, raw),
                     (raw,) * 5, tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
     if op.kind == "unary":
         if op.name not in S.UNARY:  # cast: NumPy's own astype (the reference backend)
             return None
         (ra, codec), (ro, _) = _raw(in_dtypes[0], False), _raw(out_dtype, False)
         f = S.UNARY[op.name]
-        return Spec("unary", lambda: K.unary_row(f, codec, ra, ro), (ra, ro),
+        return Spec("unary", lambda: rows.unary_row(f, codec, ra, ro), (ra, ro),
                     (_view(in_dtypes[0], ra), _view(out_dtype, ro)))
     if op.kind != "binary" or op.name not in S.SCALAR:
         return None
     (ra, codec), (rb, _), (ro, _) = (_raw(d, unsigned) for d in (*in_dtypes, out_dtype))
     f, fy = S.row_functions(op.name)
     fy = fy if scalar_second else f
-    return Spec("binary", lambda: K.binary_row(f, fy, codec, ra, rb, ro), (ra, rb, ro),
+    return Spec("binary", lambda: rows.binary_row(f, fy, codec, ra, rb, ro), (ra, rb, ro),
                 (_view(in_dtypes[0], ra), _view(in_dtypes[1], rb), _view(out_dtype, ro)))
 
 
@@ -186,90 +162,16 @@ def _move_spec(op, in_dtypes, out_dtype) -> Spec | None:
         raw, factor = _MOVE_TYPES[unit], size // unit
     view = None if factor == 1 and _numba_typeable(values) else np.dtype(raw)
     if op.name == "where":
-        return Spec("where", lambda: K.where_row(np.uint8, raw), (np.uint8, raw, raw, raw),
+        return Spec("where", lambda: rows.where_row(np.uint8, raw), (np.uint8, raw, raw, raw),
                     (_view(in_dtypes[0], np.uint8), view, view, view), factor)
-    return Spec("move", lambda: K.unary_row(S.move, S.NATIVE, raw, raw), (raw, raw), (view, view), factor)
+    return Spec("move", lambda: rows.unary_row(S.move, NATIVE, raw, raw), (raw, raw), (view, view), factor)
 
 
 @functools.lru_cache(maxsize=MAX_FUSED_SPECS)
 def _fused_spec(program, out_dtype, classes: str, raws, views) -> Spec:
     """The Spec of a fused program (``Program`` compares by structure, not by its constants' values)."""
-    from . import numba_fused
-    return Spec("fused", lambda: numba_fused.row_function(program, out_dtype, classes, _raw), raws, views)
-
-
-# --- iteration meta ------------------------------------------------------------------------------------
-
-def iteration_meta(p, spec: Spec) -> np.ndarray:
-    """The int64 ``meta`` array of ``numba_kernels`` for plan ``p`` run with ``spec``."""
-    shape = list(p.coalesced_shape)
-    sets = [list(s) for s in p.coalesced_strides] + [list(p.coalesced_out_strides)]
-    if spec.factor > 1:  # element bytes as an innermost dim of raw units (data operands only)
-        f = spec.factor
-        first = 1 if spec.kind == "where" else 0
-        for k, s in enumerate(sets):
-            scale = f if k >= first else 1
-            s[:] = [x * scale for x in s] + [1 if k >= first else 0]
-        shape.append(f)
-    # dims in the output's memory order (outermost = largest |stride|), then re-coalesce
-    order = sorted(range(len(shape)), key=lambda d: -abs(sets[-1][d]))
-    shape = [shape[d] for d in order]
-    sets = [[s[d] for d in order] for s in sets]
-    cshape, cin, cout = coalesce(tuple(shape), tuple(tuple(s) for s in sets[:-1]), tuple(sets[-1]))
-    shape, sets = list(cshape), [list(s) for s in cin] + [list(cout)]
-    if len(shape) == 1:  # slabs are 2-D: a leading dim of 1
-        shape, sets = [1] + shape, [[0] + s for s in sets]
-    nd, nops = len(shape), len(sets)
-    tiled = -1
-    if abs(sets[-1][-1]) <= 1:
-        for k, s in enumerate(sets[:-1]):
-            inner = abs(s[-1])
-            if inner <= 1:
-                continue
-            d = min((d for d in range(nd - 1) if s[d] != 0), key=lambda d: abs(s[d]), default=None)
-            if d is not None and abs(s[d]) < inner:  # transposed: tiles staged along its rows
-                move = [x for x in range(nd - 1) if x != d] + [d, nd - 1]
-                shape = [shape[x] for x in move]
-                sets = [[t[x] for x in move] for t in sets]
-                tiled = k
-                break
-    n, r2, outer = shape[-1], shape[-2], math.prod(shape[:-2])
-    if tiled >= 0:
-        tb = min(TILE, n)
-        m = max(1, min(r2, TILE, K.TILE_BYTES // (tb * spec.itemsizes[tiled])))
-    else:
-        tb, m = n, min(r2, max(1, -(-SLAB // n)))
-
-    def items():
-        return outer * -(-r2 // m) * -(-n // tb)
-    while p.size >= PARALLEL_MIN and items() < MIN_ITEMS and (m > 1 or tb >= 2 * MIN_SEGMENT):
-        if m > 1:
-            m = -(-m // 2)
-        else:
-            tb = -(-(-(-tb // 2)) // 64) * 64
-    nb, mb = -(-n // tb), -(-r2 // m)
-    flags = K.NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
-    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1]
-    ext, same, align = [], [], []
-    unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
-    for k, s in enumerate(sets):
-        lo = sum(min(0, (e - 1) * x) for e, x in zip(shape, s))
-        hi = sum(max(0, (e - 1) * x) for e, x in zip(shape, s)) + 1
-        ext += [lo, hi]
-        same.append(int(s == sets[-1] and unit[k] == unit[-1]))
-        align.append(np.dtype(spec.raws[k]).alignment)
-    flat = head + shape + [x for s in sets for x in s] + ext + same + align + unit
-    return np.array(flat, dtype=np.int64)
-
-
-def _layout(meta):
-    nd, nops = int(meta[K.H_ND]), int(meta[K.H_NOPS])
-    return K.HEADER + nd + nops * nd, nops
-
-
-def _extent(meta, k):
-    ext, _ = _layout(meta)
-    return int(meta[ext + 2 * k]), int(meta[ext + 2 * k + 1])
+    from . import fused
+    return Spec("fused", lambda: fused.row_function(program, out_dtype, classes, _raw), raws, views)
 
 
 # --- the backend -----------------------------------------------------------------------------------------
@@ -302,7 +204,7 @@ class NumbaBackend(HostArrays):
             return hit[1]
         if len(self._metas) > 4096:
             self._metas.clear()
-        m = iteration_meta(p, spec)
+        m = iteration_meta(p, spec, p.size >= PARALLEL_MIN)
         self._metas[key] = (p, m)  # holds p: its id cannot be reused while the entry lives
         return m
 
@@ -313,7 +215,7 @@ class NumbaBackend(HostArrays):
         addrs = []
         for x, v in zip((*inputs, out), spec.views):
             if v is None:  # Numba takes the array: the quick way
-                addr, writable = K.address(x)
+                addr, writable = drivers.address(x)
             else:  # dtypes Numba has no type for (float16, bfloat16, strings, records)
                 addr, writable = x.__array_interface__["data"][0], x.flags.writeable
             addrs.append(addr)
@@ -323,7 +225,7 @@ class NumbaBackend(HostArrays):
 
     def execute_fused(self, program, p, inputs, out) -> bool:
         """Run fused ``program`` (``gpubcast.fusion``) over plan ``p`` of its leaves ``inputs`` into
-        ``out`` with one generated row function (``numba_fused``); False if a dtype has no raw type."""
+        ``out`` with one generated row function (``fused``); False if a dtype has no raw type."""
         if not computes((*(x.dtype for x in inputs), *(c.dtype for c in program.constants), out.dtype)):
             return False
         if program.constants:
@@ -334,7 +236,8 @@ class NumbaBackend(HostArrays):
         spec, meta = found
         addrs = []
         for x, v in zip((*inputs, out), spec.views):
-            addr, writable = (K.address(x) if v is None else (x.__array_interface__["data"][0], x.flags.writeable))
+            addr, writable = (drivers.address(x) if v is None
+                              else (x.__array_interface__["data"][0], x.flags.writeable))
             addrs.append(addr)
         if not writable:
             raise ValueError("output array is read-only")
@@ -344,13 +247,13 @@ class NumbaBackend(HostArrays):
     def _fused_spec(self, program, p, dtypes, out_dtype):
         """(Spec, meta) of a fused program over plan ``p`` (operand dtypes ``dtypes``: the leaves and
         the constant block), its row function specialised on the inner strides ``meta`` gives."""
-        from . import numba_fused
+        from . import fused
         if not computes((*dtypes, out_dtype)):
             return None
         raws = tuple(_raw(d)[0] for d in (*dtypes, out_dtype))
         views = tuple(_view(d, r) for d, r in zip((*dtypes, out_dtype), raws))
         meta = self.meta(p, Spec("fused", None, raws, views))
-        return _fused_spec(program, out_dtype, numba_fused.pattern(meta), raws, views), meta
+        return _fused_spec(program, out_dtype, fused.pattern(meta), raws, views), meta
 
     def prepare_fused(self, program, p, in_dtypes, out_dtype):
         """``prepare`` for a fused program (``in_dtypes``: its leaves')."""
@@ -383,7 +286,7 @@ class NumbaBackend(HostArrays):
         empty = host_pool.empty_for(shape, out_dtype)
         parallel = _parallel(p.size)
 
-        nops, addresses = len(spec.raws), K.addresses
+        nops, addresses = len(spec.raws), drivers.addresses
 
         def runner(inputs, out):
             if out is None:
@@ -392,9 +295,9 @@ class NumbaBackend(HostArrays):
             if not addresses((*inputs, out), ptrs):
                 return None
             if parallel and not _FORKED_FROM_OMP:
-                st = K.drive_n_parallel(row, ptrs, meta, numba.get_num_threads())
+                st = drivers.drive_n_parallel(row, ptrs, meta, numba.get_num_threads())
             else:
-                st = K.drive_n(row, ptrs, meta)
+                st = drivers.drive_n(row, ptrs, meta)
             return None if st else out
         runner.keep = (meta, spec)
         return runner
@@ -407,8 +310,8 @@ class NumbaBackend(HostArrays):
         shape, size, empty = p.out_shape, p.size, host_pool.empty_for(p.out_shape, out_dtype)
         row = spec.row
         if _parallel(size):
-            launch = (K.launch1, K.launch2, K.launch3)[n_in - 1]
-            drive, serial, threads = K.drive_parallel, K.drive, numba.get_num_threads
+            launch = (drivers.launch1, drivers.launch2, drivers.launch3)[n_in - 1]
+            drive, serial, threads = drivers.drive_parallel, drivers.drive, numba.get_num_threads
 
             def runner(inputs, out):
                 if out is None:
@@ -423,13 +326,13 @@ class NumbaBackend(HostArrays):
             runner.keep = (meta, spec)
             return runner
         meta = meta.copy()  # this runner's: with the addresses of its row function and driver
-        meta[K.H_ROW], meta[K.H_DRIVER] = row, K.driver_address()
+        meta[H_ROW], meta[H_DRIVER] = row, drivers.driver_address()
         mp = meta.ctypes.data
         if size == 0:
             def runner(inputs, out):
                 return empty(shape, out_dtype) if out is None else out
         elif n_in == 2:
-            run2 = K.run2
+            run2 = drivers.run2
 
             def runner(inputs, out):
                 if out is None:
@@ -437,7 +340,7 @@ class NumbaBackend(HostArrays):
                 a, b = inputs
                 return None if run2(a, b, out, mp) else out
         else:
-            run = K.run1 if n_in == 1 else K.run3
+            run = drivers.run1 if n_in == 1 else drivers.run3
 
             def runner(inputs, out):
                 if out is None:
@@ -471,7 +374,7 @@ def run(spec: Spec, meta, addrs, size):
     if not st:
         return
     addrs = list(addrs)
-    sizes = _unit_sizes(meta)
+    sizes = unit_sizes(meta)
     staged = []  # the buffers behind the staged addresses
     out = len(addrs) - 1
     for k in range(out):
@@ -486,7 +389,7 @@ def run(spec: Spec, meta, addrs, size):
     if st:
         raise RuntimeError(f"numba backend: operands still rejected after staging (status {st})")
     if misaligned_out:
-        lo, hi = _extent(meta, out)
+        lo, hi = extent(meta, out)
         ctypes.memmove(dst + lo * sizes[out], addrs[out] + lo * sizes[out], (hi - lo) * sizes[out])
 
 
@@ -494,22 +397,17 @@ def _drive(spec, meta, addrs, parallel):
     if spec.kind in ("variadic", "fused"):
         ptrs = np.array(addrs, dtype=np.int64)
         if parallel:
-            return K.drive_n_parallel(spec.row, ptrs, meta, numba.get_num_threads())
-        return K.drive_n(spec.row, ptrs, meta)
+            return drivers.drive_n_parallel(spec.row, ptrs, meta, numba.get_num_threads())
+        return drivers.drive_n(spec.row, ptrs, meta)
     padded = list(addrs) + [0] * (4 - len(addrs))
     if parallel:
-        return K.drive_parallel(spec.row, *padded, meta, numba.get_num_threads())
-    return K.drive(spec.row, *padded, meta)
-
-
-def _unit_sizes(meta):
-    ext, nops = _layout(meta)
-    return [int(x) for x in meta[ext + 4 * nops: ext + 5 * nops]]
+        return drivers.drive_parallel(spec.row, *padded, meta, numba.get_num_threads())
+    return drivers.drive(spec.row, *padded, meta)
 
 
 def _stage(meta, k, addr, itemsize):
     """An aligned copy of the bytes operand ``k`` touches: (buffer, address to use instead)."""
-    lo, hi = _extent(meta, k)
+    lo, hi = extent(meta, k)
     buf = np.empty((hi - lo) * itemsize + 16, dtype=np.uint8)
     base = buf.ctypes.data
     base += (-base) % 16

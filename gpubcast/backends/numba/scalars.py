@@ -6,14 +6,7 @@ the array gives), the result is the raw value to store.  ``VARIADIC`` maps each 
 ``(step, finish)``: the output is ``finish(codec, step(...step(x1, x2)..., xn), n)``, left to
 right, exactly like the registry's ``functools.reduce`` references.
 
-A ``Codec`` says how raw values relate to the values NumPy computes with:
-
-``NATIVE``    raw values are the values (ints, float32/64, complex64/128);
-``BOOL``      raw uint8, value ``raw != 0``;
-``FLOAT16``   raw uint16 bits of an IEEE half; computed in float32 and rounded back to nearest
-              even, as NumPy's half loops do (bit conversions are NumPy's ``halffloat`` ones);
-``BFLOAT16``  raw uint16 bits of a bfloat16 (ml_dtypes); computed in float32 and rounded back to
-              nearest even with NaN -> canonical quiet NaN, as ml_dtypes/Eigen do.
+A ``Codec`` (``codecs``) says how raw values relate to the values NumPy computes with.
 
 Values follow the registry's NumPy references (NumPy 2 on this machine, ml_dtypes for bfloat16):
 floor division and remainder of floats use NumPy's ``npy_divmod``; integer division guards x / 0
@@ -32,349 +25,14 @@ from __future__ import annotations
 
 import cmath
 import math
-import platform
-import sys
 
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.core.imputils import lower_constant
-from numba.extending import intrinsic, models, overload, register_jitable, register_model, typeof_impl
-
-
-# --- codecs -------------------------------------------------------------------------------------
-
-class Codec:
-    """How raw stored values relate to computed values (a compile-time tag in the kernels)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __reduce__(self):  # deterministic pickling: Numba hashes closure variables into cache keys
-        return (Codec, (self.name,))
-
-    def __repr__(self):
-        return f"Codec({self.name!r})"
-
-
-NATIVE, BOOL, FLOAT16, BFLOAT16 = Codec("native"), Codec("bool"), Codec("float16"), Codec("bfloat16")
-
-
-class CodecType(types.Dummy):
-    def __init__(self, name: str):
-        self.codec = name
-        super().__init__(name=f"Codec[{name}]")
-
-
-@typeof_impl.register(Codec)
-def _typeof_codec(val, c):
-    return CodecType(val.name)
-
-
-register_model(CodecType)(models.OpaqueModel)
-
-
-@lower_constant(CodecType)
-def _lower_codec(context, builder, ty, pyval):
-    return context.get_dummy_value()
-
-
-def _family(codec, x) -> str:
-    """The value family of raw type ``x`` under ``codec`` (typing time): b, i, u, f or c."""
-    name = codec.codec
-    if name == "bool" or isinstance(x, types.Boolean):
-        return "b"
-    if name in ("float16", "bfloat16"):
-        return "f"
-    if isinstance(x, types.Integer):
-        return "i" if x.signed else "u"
-    if isinstance(x, types.Float):
-        return "f"
-    if isinstance(x, types.Complex):
-        return "c"
-    raise TypeError(f"no scalar family for {x} under {codec}")
-
-
-# --- bit-level intrinsics -------------------------------------------------------------------------
-
-@intrinsic
-def f32_from_bits(typingctx, u):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(builder.trunc(args[0], ir.IntType(32)) if args[0].type.width > 32
-                               else builder.zext(args[0], ir.IntType(32)) if args[0].type.width < 32
-                               else args[0], ir.FloatType())
-    return types.float32(u), codegen
-
-
-@intrinsic
-def f32_bits(typingctx, f):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-    return types.uint32(types.float32), codegen
-
-
-@intrinsic
-def f64_bits(typingctx, f):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.uint64(types.float64), codegen
-
-
-@intrinsic
-def f64_from_bits(typingctx, u):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.int64), codegen
-
-
-def _llvm_float_intrinsic(name, nargs):
-    """An intrinsic calling ``llvm.<name>`` on floats of one type (float32 or float64)."""
-    def impl(typingctx, *args):
-        ty = args[0]
-        if not isinstance(ty, types.Float) or any(a != ty for a in args):
-            return None
-
-        def codegen(context, builder, sig, llargs):
-            t = llargs[0].type
-            fn = builder.module.declare_intrinsic(f"llvm.{name}", [t], ir.FunctionType(t, [t] * len(llargs)))
-            return builder.call(fn, llargs)
-        return ty(*args), codegen
-    if nargs == 1:
-        return intrinsic(lambda typingctx, x: impl(typingctx, x))
-    if nargs == 2:
-        return intrinsic(lambda typingctx, x, y: impl(typingctx, x, y))
-    return intrinsic(lambda typingctx, x, y, z: impl(typingctx, x, y, z))
-
-
-fpow = _llvm_float_intrinsic("pow", 2)
-ffloor = _llvm_float_intrinsic("floor", 1)
-fcopysign = _llvm_float_intrinsic("copysign", 2)
-fceil = _llvm_float_intrinsic("ceil", 1)
-frint = _llvm_float_intrinsic("rint", 1)
-fabs_ = _llvm_float_intrinsic("fabs", 1)
-fsqrt = _llvm_float_intrinsic("sqrt", 1)
-ffma = _llvm_float_intrinsic("fma", 3)
-
-
-@intrinsic
-def ffmod(typingctx, x, y):
-    """C fmod (LLVM ``frem``), in the type of the operands."""
-    if not isinstance(x, types.Float) or x != y:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.frem(args[0], args[1])
-    return x(x, y), codegen
-
-
-#: the C library's complex functions (cpow, cexp, clog, csqrt, ctanh and their float versions) are
-#: called directly where their ABI is known (x86-64 Linux: a complex double is passed as two doubles
-#: and returned as a pair, a complex float as one <2 x float>), as NumPy calls them
-SYSTEM_CPOW = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
-
-
-def _system_complex(name: str, nargs: int):
-    """An intrinsic calling the C library's ``name`` (complex128) or ``name + 'f'`` (complex64)."""
-    def typer(typingctx, *args):
-        a = args[0]
-        if not isinstance(a, types.Complex) or any(t != a for t in args):
-            return None
-
-        def codegen(context, builder, sig, llargs):
-            fl = context.get_value_type(a.underlying_float)
-            cs = [context.make_complex(builder, a, v) for v in llargs]
-            out = context.make_complex(builder, a)
-            if a.bitwidth == 128:
-                fnty = ir.FunctionType(ir.LiteralStructType([fl, fl]), [fl] * (2 * nargs))
-                r = builder.call(cgutils.get_or_insert_function(builder.module, fnty, name),
-                                 [part for c in cs for part in (c.real, c.imag)])
-                out.real, out.imag = builder.extract_value(r, 0), builder.extract_value(r, 1)
-            else:
-                vty = ir.VectorType(fl, 2)
-                i0, i1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
-
-                def pack(c):
-                    v = builder.insert_element(ir.Constant(vty, ir.Undefined), c.real, i0)
-                    return builder.insert_element(v, c.imag, i1)
-                fnty = ir.FunctionType(vty, [vty] * nargs)
-                r = builder.call(cgutils.get_or_insert_function(builder.module, fnty, name + "f"),
-                                 [pack(c) for c in cs])
-                out.real, out.imag = builder.extract_element(r, i0), builder.extract_element(r, i1)
-            return out._getvalue()
-        return a(*args), codegen
-    if nargs == 1:
-        return intrinsic(lambda typingctx, a: typer(typingctx, a))
-    return intrinsic(lambda typingctx, a, b: typer(typingctx, a, b))
-
-
-_system_cpow = _system_complex("cpow", 2)
-_system_cexp, _system_clog = _system_complex("cexp", 1), _system_complex("clog", 1)
-_system_csqrt, _system_ctanh = _system_complex("csqrt", 1), _system_complex("ctanh", 1)
-
-
-# --- half and bfloat16 conversions (exact NumPy / ml_dtypes bit algorithms) ------------------------
-
-@register_jitable
-def half_to_float(h):
-    """IEEE half bits -> float32 (NumPy's npy_halfbits_to_floatbits; NaN payloads kept)."""
-    h = np.uint32(h)
-    sign = (h & np.uint32(0x8000)) << np.uint32(16)
-    e = h & np.uint32(0x7C00)
-    m = h & np.uint32(0x03FF)
-    if e == np.uint32(0):  # zero or subnormal: m * 2**-24, exact in float32
-        magnitude = np.float32(m) * np.float32(5.960464477539063e-08)
-        return fcopysign(magnitude, f32_from_bits(sign | np.uint32(0x3F800000)))
-    if e == np.uint32(0x7C00):
-        return f32_from_bits(sign | np.uint32(0x7F800000) | (m << np.uint32(13)))
-    return f32_from_bits(sign | (((h & np.uint32(0x7FFF)) + np.uint32(0x1C000)) << np.uint32(13)))
-
-
-@register_jitable
-def float_to_half(v):
-    """float32 -> IEEE half bits, round to nearest even (NumPy's npy_floatbits_to_halfbits)."""
-    f = f32_bits(np.float32(v))
-    sign = np.uint16((f & np.uint32(0x80000000)) >> np.uint32(16))
-    fe = f & np.uint32(0x7F800000)
-    if fe >= np.uint32(0x47800000):  # overflow, inf or NaN
-        fs = f & np.uint32(0x007FFFFF)
-        if fe == np.uint32(0x7F800000) and fs != np.uint32(0):
-            r = np.uint32(0x7C00) + (fs >> np.uint32(13))
-            if r == np.uint32(0x7C00):
-                r = np.uint32(0x7C01)
-            return np.uint16(sign | np.uint16(r))
-        return np.uint16(sign | np.uint16(0x7C00))
-    if fe <= np.uint32(0x38000000):  # subnormal half or signed zero
-        if fe < np.uint32(0x33000000):
-            return sign
-        e = fe >> np.uint32(23)
-        fs = np.uint32(0x00800000) + (f & np.uint32(0x007FFFFF))
-        fs = fs >> (np.uint32(113) - e)
-        if (fs & np.uint32(0x3FFF)) != np.uint32(0x1000) or (f & np.uint32(0x7FF)) != np.uint32(0):
-            fs = fs + np.uint32(0x1000)
-        return np.uint16(sign + np.uint16(fs >> np.uint32(13)))
-    he = (fe - np.uint32(0x38000000)) >> np.uint32(13)
-    fs = f & np.uint32(0x007FFFFF)
-    if (fs & np.uint32(0x3FFF)) != np.uint32(0x1000):
-        fs = fs + np.uint32(0x1000)
-    return np.uint16(sign + np.uint16(he + (fs >> np.uint32(13))))
-
-
-@register_jitable
-def double_to_half(v):
-    """float64 -> IEEE half bits, rounded once to nearest even (NumPy's npy_doublebits_to_halfbits:
-    a float64 is not rounded to float32 first)."""
-    d = f64_bits(np.float64(v))
-    sign = np.uint16((d & np.uint64(0x8000000000000000)) >> np.uint64(48))
-    de = d & np.uint64(0x7FF0000000000000)
-    if de >= np.uint64(0x40F0000000000000):  # overflow, inf or NaN
-        ds = d & np.uint64(0x000FFFFFFFFFFFFF)
-        if de == np.uint64(0x7FF0000000000000) and ds != np.uint64(0):
-            r = np.uint64(0x7C00) + (ds >> np.uint64(42))
-            if r == np.uint64(0x7C00):
-                r = np.uint64(0x7C01)
-            return np.uint16(sign | np.uint16(r))
-        return np.uint16(sign | np.uint16(0x7C00))
-    if de <= np.uint64(0x3F00000000000000):  # subnormal half or signed zero
-        if de < np.uint64(0x3E60000000000000):
-            return sign
-        e = de >> np.uint64(52)
-        ds = np.uint64(0x0010000000000000) + (d & np.uint64(0x000FFFFFFFFFFFFF))
-        ds = ds << (e - np.uint64(998))
-        if (ds & np.uint64(0x003FFFFFFFFFFFFF)) != np.uint64(0x0010000000000000):
-            ds = ds + np.uint64(0x0010000000000000)
-        return np.uint16(sign + np.uint16(ds >> np.uint64(53)))
-    he = (de - np.uint64(0x3F00000000000000)) >> np.uint64(42)
-    ds = d & np.uint64(0x000FFFFFFFFFFFFF)
-    if (ds & np.uint64(0x000007FFFFFFFFFF)) != np.uint64(0x0000020000000000):
-        ds = ds + np.uint64(0x0000020000000000)
-    return np.uint16(sign + np.uint16(he + (ds >> np.uint64(42))))
-
-
-@register_jitable
-def bfloat16_to_float(h):
-    return f32_from_bits(np.uint32(h) << np.uint32(16))
-
-
-@register_jitable
-def float_to_bfloat16(v):
-    """float32 -> bfloat16 bits: round to nearest even; NaN -> quiet NaN with the sign (Eigen)."""
-    f = np.float32(v)
-    u = f32_bits(f)
-    if f != f:
-        return np.uint16(0xFFC0) if u >> np.uint32(31) else np.uint16(0x7FC0)
-    return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
-
-
-def decode(codec, x):
-    """Raw stored value -> value computed with."""
-    raise NotImplementedError
-
-
-@overload(decode)
-def _decode(codec, x):
-    name = codec.codec
-    if name == "float16":
-        return lambda codec, x: half_to_float(x)
-    if name == "bfloat16":
-        return lambda codec, x: bfloat16_to_float(x)
-    if name == "bool":
-        return lambda codec, x: x != 0
-    return lambda codec, x: x
-
-
-def encode(codec, v):
-    """Computed value -> raw stored value (rounding to nearest even for float16/bfloat16)."""
-    raise NotImplementedError
-
-
-@overload(encode)
-def _encode(codec, v):
-    name = codec.codec
-    if name == "float16":
-        return lambda codec, v: float_to_half(v)
-    if name == "bfloat16":
-        return lambda codec, v: float_to_bfloat16(v)
-    return lambda codec, v: v
-
-
-def convert(codec_from, codec_to, x, T):
-    """Raw ``x`` (under ``codec_from``) converted to raw type ``T`` under ``codec_to``, as NumPy's
-    astype (casting='unsafe'): truth for bool, the real part of a complex for reals, float64 ->
-    float16 rounded once, -> bfloat16 through float32 (ml_dtypes); float -> int out of range or NaN
-    is undefined (C's conversion)."""
-    raise NotImplementedError
-
-
-@register_jitable
-def _real_part(v):
-    return v.real
-
-
-@register_jitable
-def _itself(v):
-    return v
-
-
-@overload(convert)
-def _convert(codec_from, codec_to, x, T):
-    source, target = _family(codec_from, x), codec_to.codec
-    if target == "bool":
-        if source == "c":
-            return lambda codec_from, codec_to, x, T: T(_ctruth(x))
-        return lambda codec_from, codec_to, x, T: T(decode(codec_from, x) != 0)
-    if source == "c" and isinstance(T.instance_type, types.Complex):
-        return lambda codec_from, codec_to, x, T: T(x)
-    part = _real_part if source == "c" else _itself
-    if target == "float16":
-        single = codec_from.codec in ("float16", "bfloat16") or x in (types.float32, types.complex64)
-        if single:  # a float32 value: NumPy's float -> half
-            return lambda codec_from, codec_to, x, T: float_to_half(np.float32(part(decode(codec_from, x))))
-        return lambda codec_from, codec_to, x, T: double_to_half(np.float64(part(decode(codec_from, x))))
-    if target == "bfloat16":
-        return lambda codec_from, codec_to, x, T: float_to_bfloat16(np.float32(part(decode(codec_from, x))))
-    return lambda codec_from, codec_to, x, T: T(part(decode(codec_from, x)))
+from numba.core import types
+from numba.extending import overload, register_jitable
+
+from .codecs import (SYSTEM_CPOW, ctruth, decode, encode, f64_from_bits, fabs_, family, fceil, fcopysign, ffloor,
+                     ffma, ffmod, fpow, frint, fsqrt, system_cexp, system_clog, system_cpow, system_csqrt,
+                     system_ctanh)
 
 
 # --- helpers over computed values -----------------------------------------------------------------
@@ -437,11 +95,6 @@ def _isnan(v):
 @register_jitable
 def _truth(v):
     return v != 0
-
-
-@register_jitable
-def _ctruth(v):
-    return v.real != 0 or v.imag != 0
 
 
 @register_jitable
@@ -548,12 +201,18 @@ def _binary(families):
 
     @overload(stub)
     def _ov(codec, x, y):
-        fam = _family(codec, x)
-        make = families.get(fam)
-        if make is None:
-            raise TypeError(f"no scalar implementation for family {fam!r} ({x} under {codec})")
-        return make(codec, x) if getattr(make, "_builder", False) else make
+        return _implementation(families, codec, x)
     return stub
+
+
+def _implementation(families, codec, x):
+    """The implementation ``families`` holds for the value family of raw type ``x`` under ``codec``
+    (a builder's, built for them)."""
+    fam = family(codec, x)
+    make = families.get(fam)
+    if make is None:
+        raise TypeError(f"no scalar implementation for family {fam!r} ({x} under {codec})")
+    return make(codec, x) if getattr(make, "_builder", False) else make
 
 
 def _builder(fn):
@@ -731,7 +390,7 @@ def _complex_power(a, b):
                 return _cdiv(one, aa)
             return aa
     if SYSTEM_CPOW:
-        return _system_cpow(a, b)
+        return system_cpow(a, b)
     return cpack(a, 0.0, 0.0) + np.exp(b * np.log(a))
 
 
@@ -791,7 +450,7 @@ def _logical_families(combine):
     combine = _jitable(combine)
     real = _predicate(lambda a, b: combine(_truth(a), _truth(b)))
     return {"b": _predicate(combine), "i": real, "u": real, "f": real,
-            "c": _predicate(lambda a, b: combine(_ctruth(a), _ctruth(b)))}
+            "c": _predicate(lambda a, b: combine(ctruth(a), ctruth(b)))}
 
 
 def _compare_families(name):
@@ -885,11 +544,7 @@ def _unary(families):
 
     @overload(stub)
     def _ov(codec, x):
-        fam = _family(codec, x)
-        make = families.get(fam)
-        if make is None:
-            raise TypeError(f"no scalar implementation for family {fam!r} ({x} under {codec})")
-        return make(codec, x) if getattr(make, "_builder", False) else make
+        return _implementation(families, codec, x)
     return stub
 
 
@@ -1000,10 +655,10 @@ def _declare_unary():
         "negative": {"i": neg, "u": neg, "f": _lift1(lambda v: -v), "c": _lift1(lambda v: -v)},
         "abs": {"b": ident, "i": _raw1(lambda codec, x: -x if x < 0 else x), "u": ident,
                 "f": _lift1(lambda v: fabs_(v)), "c": lambda codec, x: abs(x)},
-        "sqrt": {"f": _lift1(lambda v: fsqrt(v)), "c": _complex_function(_system_csqrt, cmath.sqrt)},
-        "exp": {"f": _lift1(lambda v: math.exp(v)), "c": _complex_function(_system_cexp, cmath.exp)},
-        "log": {"f": _lift1(lambda v: math.log(v)), "c": _complex_function(_system_clog, cmath.log)},
-        "tanh": {"f": _lift1(lambda v: _tanh(v)), "c": _complex_function(_system_ctanh, cmath.tanh)},
+        "sqrt": {"f": _lift1(lambda v: fsqrt(v)), "c": _complex_function(system_csqrt, cmath.sqrt)},
+        "exp": {"f": _lift1(lambda v: math.exp(v)), "c": _complex_function(system_cexp, cmath.exp)},
+        "log": {"f": _lift1(lambda v: math.log(v)), "c": _complex_function(system_clog, cmath.log)},
+        "tanh": {"f": _lift1(lambda v: _tanh(v)), "c": _complex_function(system_ctanh, cmath.tanh)},
         "erf": {"f": _lift1(lambda v: _erf(v))},
         "sigmoid": {"f": _lift1(lambda v: _sigmoid(v))},
         "reciprocal": {"f": _lift1(lambda v: like(v, 1) / v), "c": _lift1(lambda v: _creciprocal(v))},
@@ -1015,7 +670,7 @@ def _declare_unary():
         "relu": {"i": _relu, "u": _relu, "f": _relu},
         "logical_not": {"b": lambda codec, x: x == 0, "i": lambda codec, x: x == 0, "u": lambda codec, x: x == 0,
                         "f": lambda codec, x: not _truth(decode(codec, x)),
-                        "c": lambda codec, x: not _ctruth(x)},
+                        "c": lambda codec, x: not ctruth(x)},
         "bitwise_not": {"b": lambda codec, x: x == 0, "i": _raw1(lambda codec, x: ~x),
                         "u": _raw1(lambda codec, x: ~x)},
     }
@@ -1064,7 +719,7 @@ def mean_finish(codec, acc, n):
 
 @overload(mean_finish)
 def _mean_finish(codec, acc, n):
-    fam = _family(codec, acc)
+    fam = family(codec, acc)
     if fam == "c":
         return lambda codec, acc, n: _cdiv(acc, cpack(acc, n, 0))
     if codec.codec in ("float16", "bfloat16"):

@@ -42,18 +42,18 @@ import llvmlite
 import numba
 from numba.core import bytecode, caching, serialize
 
-from .. import cache
+from ... import cache
 
 _HERE = os.path.dirname(__file__)
 
 
 def sources_hash(folder: str = _HERE) -> str:
-    """Hash of the Numba backend's sources (every ``numba_*.py`` in ``folder``): part of every
-    key, so an edit of any scalar semantics, driver or row factory retires every entry made
-    before it."""
+    """Hash of the Numba backend's sources (every ``.py`` file of ``folder``, this package, sorted):
+    part of every key, so an edit of any codec, scalar semantics, driver or row factory retires
+    every entry made before it."""
     h = hashlib.sha256()
     for name in sorted(os.listdir(folder)):
-        if name.startswith("numba_") and name.endswith(".py"):
+        if name.endswith(".py"):
             with open(os.path.join(folder, name), "rb") as f:
                 h.update(name.encode() + b"\0" + f.read())
     return h.hexdigest()[:24]
@@ -61,6 +61,9 @@ def sources_hash(folder: str = _HERE) -> str:
 
 SOURCE_HASH = sources_hash()
 _VERSIONS = (sys.version, numba.__version__, llvmlite.__version__)
+
+#: options of every compiled function (cached here, not by Numba's ``cache=True``)
+JIT = dict(nogil=True, error_model="numpy", boundscheck=False)
 
 
 def _random_uids() -> None:

@@ -1,0 +1,26 @@
+"""The Numba CPU backend (``backend.NumbaBackend``): plans run by compiled, parallel drivers that call
+one small compiled row function per (op, raw types).
+
+Its layers, bottom to top; a module imports only from the layers below it:
+
+``codecs``    raw stored values <-> computed values (float16/bfloat16 bits, bool), number intrinsics,
+              ``convert`` (NumPy's astype)
+``scalars``   per-op semantics: one scalar function per op of the registry, over raw values
+              (``UNARY``, ``SCALAR``, ``VARIADIC``); imports ``codecs``
+``memory``    raw loads and stores, stack slots, non-temporal copies, calls by address; the row
+              function's calling convention (``ROW_SIGNATURE``, its scratch)
+``meta``      the ``meta`` layout the drivers read, next to its encoder ``iteration_meta``;
+              imports ``memory``
+``drivers``   launchers and drivers: walk a plan's work items, call a row function on each;
+              imports ``memory``, ``meta``
+``rows``      row factories (``unary_row``, ``binary_row``, ``where_row``, ``variadic_row``,
+              ``axpby_row``) of a scalar function they are given; imports ``memory``
+``fused``     row functions generated from a fused program; imports ``codecs``, ``scalars``,
+              ``memory``, ``meta``
+``backend``   ``NumbaBackend``: specs (which row of which scalar function, raw types), runners,
+              staging, the fork and thread flags; imports all of the above
+
+``cache`` (gpubcast's verified cache of compiled code, and ``JIT``, the options of every compiled
+function) is used by all compiled code: ``drivers``, ``rows``, ``fused``.  Its key hashes every
+``.py`` file of this package: an edit of any of them retires every compiled entry.
+"""

@@ -1,0 +1,175 @@
+"""Row functions: one small compiled function per (op, raw types), made by one factory per op kind.
+
+A *row function* is a C-callable (``numba.cfunc``) that computes one slab of the output: ``m``
+rows of ``n`` elements along the two innermost dims (its contract: ``memory``).  It is generated
+from an op's scalar function (``scalars``) by one factory per op kind: ``unary_row``, ``binary_row``
+(two inputs), ``where_row`` (condition + two values), ``variadic_row`` (N inputs folded into an
+accumulator, one pass over the output), ``axpby_row``; data movement is ``unary_row`` of
+``scalars.move``, by element size.  Row functions have specialised loops for unit-stride and
+broadcast (stride 0) operands, which LLVM vectorises, and a strided loop.
+"""
+
+from __future__ import annotations
+
+from .cache import JIT, cfunc
+from .memory import ACC, I64, ROW_SIGNATURE, load, store
+
+
+def _compile(fn, factory, *made_from):
+    """Compile row function ``fn`` made by ``factory`` from ``made_from`` (its cache identity, and
+    its symbol's name: no two row functions share either)."""
+    parts = [getattr(x, "__name__", None) or getattr(x, "name", None) or str(x) for x in made_from]
+    identity = "-".join([factory, *parts])
+    fn.__name__ = fn.__qualname__ = identity.replace("-", "_")
+    return cfunc(ROW_SIGNATURE, fn, identity, **JIT)
+
+
+def binary_row(F, FY, C, TA, TB, TO):
+    """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
+    the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
+    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
+        sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
+        ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
+        for i in range(m):
+            oa, ob, oo = load(offs, 0, I64) + i * ra, load(offs, 1, I64) + i * rb, load(offs, 2, I64) + i * ro
+            if sb == 0:
+                y = load(pb, ob, TB)
+                if sa == 1 and so == 1:
+                    for k in range(n):
+                        store(po, oo + k, FY(C, load(pa, oa + k, TA), y), TO)
+                else:
+                    for k in range(n):
+                        store(po, oo + k * so, FY(C, load(pa, oa + k * sa, TA), y), TO)
+            elif sa == 1 and sb == 1 and so == 1:
+                for k in range(n):
+                    store(po, oo + k, F(C, load(pa, oa + k, TA), load(pb, ob + k, TB)), TO)
+            elif sa == 0 and sb == 1 and so == 1:
+                x = load(pa, oa, TA)
+                for k in range(n):
+                    store(po, oo + k, F(C, x, load(pb, ob + k, TB)), TO)
+            else:
+                for k in range(n):
+                    store(po, oo + k * so, F(C, load(pa, oa + k * sa, TA), load(pb, ob + k * sb, TB)), TO)
+    return _compile(row, "binary_row", F, FY, C, TA, TB, TO)
+
+
+def where_row(TC, TV):
+    """Row function of ``where``: condition raw type ``TC`` (nonzero is true), values moved as raw
+    type ``TV`` (an unsigned int or complex128 of the item size)."""
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        pc, px, py, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64), load(ptrs, 3, I64)
+        sc, sx = load(strides, 0, I64), load(strides, 1, I64)
+        sy, so = load(strides, 2, I64), load(strides, 3, I64)
+        rc, rx = load(strides, 4, I64), load(strides, 5, I64)
+        ry, ro = load(strides, 6, I64), load(strides, 7, I64)
+        for i in range(m):
+            oc, ox = load(offs, 0, I64) + i * rc, load(offs, 1, I64) + i * rx
+            oy, oo = load(offs, 2, I64) + i * ry, load(offs, 3, I64) + i * ro
+            if so == 1 and sc == 1 and sx == 1 and sy == 1:
+                for k in range(n):
+                    x, y = load(px, ox + k, TV), load(py, oy + k, TV)
+                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
+            elif so == 1 and sc == 1 and sx == 1 and sy == 0:
+                y = load(py, oy, TV)
+                for k in range(n):
+                    x = load(px, ox + k, TV)
+                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
+            elif so == 1 and sc == 1 and sx == 0 and sy == 1:
+                x = load(px, ox, TV)
+                for k in range(n):
+                    y = load(py, oy + k, TV)
+                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
+            elif so == 1 and sc == 1 and sx == 0 and sy == 0:
+                x, y = load(px, ox, TV), load(py, oy, TV)
+                for k in range(n):
+                    store(po, oo + k, x if load(pc, oc + k, TC) != 0 else y, TV)
+            else:
+                for k in range(n):
+                    x, y = load(px, ox + k * sx, TV), load(py, oy + k * sy, TV)
+                    store(po, oo + k * so, x if load(pc, oc + k * sc, TC) != 0 else y, TV)
+    return _compile(row, "where_row", TC, TV)
+
+
+def unary_row(F, C, TA, TO):
+    """Row function of unary scalar function ``F`` under codec ``C``: raw input type ``TA``, raw
+    output type ``TO``."""
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
+        sx, so = load(strides, 0, I64), load(strides, 1, I64)
+        rx, ro = load(strides, 2, I64), load(strides, 3, I64)
+        for i in range(m):
+            ox, oo = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ro
+            if so == 1 and sx == 1:
+                for k in range(n):
+                    store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
+            elif sx == 0:  # one value along the row
+                y = F(C, load(px, ox, TA))
+                for k in range(n):
+                    store(po, oo + k * so, y, TO)
+            else:
+                for k in range(n):
+                    store(po, oo + k * so, F(C, load(px, ox + k * sx, TA)), TO)
+    return _compile(row, "unary_row", F, C, TA, TO)
+
+
+def variadic_row(STEP, FIN, C, T):
+    """Row function folding N inputs of raw type ``T`` with ``STEP`` into an accumulator (in
+    ``scratch``), ``FIN(acc, N)`` stored to the output: one pass over the output."""
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        count = nops - 1
+        p0, s0, r0 = load(ptrs, 0, I64), load(strides, 0, I64), load(strides, nops, I64)
+        po, so, ro = load(ptrs, count, I64), load(strides, count, I64), load(strides, nops + count, I64)
+        for i in range(m):
+            for j in range(0, n, ACC):
+                w = min(ACC, n - j)
+                o0 = load(offs, 0, I64) + i * r0 + j * s0
+                for k in range(w):
+                    store(scratch, k, load(p0, o0 + k * s0, T), T)
+                for a in range(1, count):
+                    pa, sa = load(ptrs, a, I64), load(strides, a, I64)
+                    oa = load(offs, a, I64) + i * load(strides, nops + a, I64) + j * sa
+                    if sa == 1:
+                        for k in range(w):
+                            store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k, T)), T)
+                    elif sa == 0:
+                        v = load(pa, oa, T)
+                        for k in range(w):
+                            store(scratch, k, STEP(C, load(scratch, k, T), v), T)
+                    else:
+                        for k in range(w):
+                            store(scratch, k, STEP(C, load(scratch, k, T), load(pa, oa + k * sa, T)), T)
+                oo = load(offs, count, I64) + i * ro + j * so
+                if so == 1:
+                    for k in range(w):
+                        store(po, oo + k, FIN(C, load(scratch, k, T), count), T)
+                else:
+                    for k in range(w):
+                        store(po, oo + k * so, FIN(C, load(scratch, k, T), count), T)
+    return _compile(row, "variadic_row", STEP, FIN, C, T)
+
+
+def axpby_row(MUL, ADD, C, T):
+    """Row function of ``axpby`` over inputs (alpha, x, beta, y): ``alpha * x + beta * y``, each
+    product rounded in the raw type's codec (no FMA), like the registry's NumPy reference.
+    Operands as in ``variadic_row``: 4 inputs, then the output (index 4)."""
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        pa, pb, pc, pd, po = (load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64),
+                              load(ptrs, 3, I64), load(ptrs, 4, I64))
+        sa, sb, sc, sd, so = (load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64),
+                              load(strides, 3, I64), load(strides, 4, I64))
+        ra, rb, rc, rd, ro = (load(strides, nops, I64), load(strides, nops + 1, I64),
+                              load(strides, nops + 2, I64), load(strides, nops + 3, I64),
+                              load(strides, nops + 4, I64))
+        for i in range(m):
+            oa = load(offs, 0, I64) + i * ra
+            ob = load(offs, 1, I64) + i * rb
+            oc = load(offs, 2, I64) + i * rc
+            od = load(offs, 3, I64) + i * rd
+            oo = load(offs, 4, I64) + i * ro
+            for k in range(n):
+                ax = MUL(C, load(pa, oa + k * sa, T), load(pb, ob + k * sb, T))
+                by = MUL(C, load(pc, oc + k * sc, T), load(pd, od + k * sd, T))
+                store(po, oo + k * so, ADD(C, ax, by), T)
+    return _compile(row, "axpby_row", MUL, ADD, C, T)
