@@ -82,7 +82,7 @@ def _numba_typeable(dt: np.dtype) -> bool:
         try:
             numba.typeof(np.empty(0, dt))
             ok = dt.kind not in "OV" and dt != np.float16  # Numba has no float16 data model on CPUs
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure of numba.typeof means: not as it is
             ok = False
         _TYPEABLE[dt] = ok
     return ok

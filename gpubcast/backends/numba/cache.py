@@ -78,7 +78,7 @@ os.register_at_fork(after_in_child=_random_uids)  # a forked child would repeat 
 class _Impl(caching.CompileResultCacheImpl):
     """Numba's (de)serialisation of a compile result, without its cache-file locator search."""
 
-    def __init__(self, py_func):  # noqa: D107 - no locator: gpubcast.cache says where entries go
+    def __init__(self, py_func):  # no locator: gpubcast.cache says where entries go
         self._lineno = py_func.__code__.co_firstlineno
         self._locator = type("_Where", (), {"_py_file": py_func.__code__.co_filename})()
 

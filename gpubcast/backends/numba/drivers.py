@@ -186,7 +186,7 @@ def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
         store(idx, d, i, I64)
         for k in range(nops):
             store(off, k, load(off, k, I64) + i * _stride(mp, k, d), I64)
-    for q in range(q0, q1):
+    for _ in range(q0, q1):
         j0, i0 = blk * tb, rb * m
         for k in range(nops):
             o = load(off, k, I64) + j0 * load(strides, k, I64) + i0 * load(strides, nops + k, I64)

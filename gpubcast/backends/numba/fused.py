@@ -184,7 +184,7 @@ def row_function(program, out_dtype, classes: str, raw):
 def _compile(text: str, names: dict, digest: str):
     identity = f"fused_row-{digest}"
     scope = dict(names, __name__=__name__)   # a module name: Numba rebuilds a cached entry's environment from it
-    exec(compile(text, f"<gpubcast fused {digest}>", "exec"), scope)  # noqa: S102 - generated above
+    exec(compile(text, f"<gpubcast fused {digest}>", "exec"), scope)  # the text generated above
     fn = scope["row"]
     fn.__name__ = fn.__qualname__ = identity.replace("-", "_")
     return cfunc(ROW_SIGNATURE, fn, identity, **JIT)

@@ -107,7 +107,8 @@ def iteration_meta(p, spec, parallel: bool) -> np.ndarray:
         if m > 1:
             m = -(-m // 2)
         else:
-            tb = -(-(-(-tb // 2)) // 64) * 64
+            half = -(-tb // 2)
+            tb = -(-half // 64) * 64          # half the segment, rounded up to 64 elements
     nb, mb = -(-n // tb), -(-r2 // m)
     flags = NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
     head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1]

@@ -642,14 +642,14 @@ def _erf(v):
 
 def _relu(codec, x):
     """max(x, 0) with ``maximum``'s own NaN and tie rules (the raw zero is +0 in every codec)."""
-    return lambda codec, x: op_maximum(codec, x, like(x, 0))
+    return lambda codec, x: op_maximum(codec, x, like(x, 0))  # noqa: F821 - a stub _make_stubs defines below
 
 
 _relu._builder = True
 
 
 def _declare_unary():
-    ident = lambda codec, x: x  # noqa: E731 - integers and bools unchanged (floor, ceil, round)
+    ident = lambda codec, x: x  # integers and bools unchanged (floor, ceil, round)
     neg = _raw1(lambda codec, x: -x)
     return {
         "negative": {"i": neg, "u": neg, "f": _lift1(lambda v: -v), "c": _lift1(lambda v: -v)},
