@@ -273,7 +273,7 @@ def _shape_of(recipe):
 def _rank_of(shape):
     try:
         return tuple(np.asarray(shape).reshape(-1))
-    except Exception:
+    except (TypeError, ValueError):
         return ()
 
 
