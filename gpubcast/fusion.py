@@ -458,7 +458,7 @@ def _operands(p: Program, args, be) -> list:
 def strides_on_output(p: Program, arrays) -> list:
     """Each leaf's element strides over the program's output dims (0 where it is broadcast)."""
     out = []
-    for (leaf, dmap), x in zip(p.leaves, arrays):
+    for (_, dmap), x in zip(p.leaves, arrays):
         strides = [0] * len(p.shape)
         own = [s // x.itemsize for s in x.strides] if getattr(x, "ndim", 0) else []
         for e, d in enumerate(dmap):

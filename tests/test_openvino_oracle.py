@@ -145,7 +145,7 @@ def pdpd_pair(rng, to_end=False):
 
 def values(rng, shape, dtype, low=-10, high=10, nonzero=False):
     dtype = np.dtype(dtype)
-    if dtype == bool:
+    if dtype.kind == "b":
         return np.asarray(rng.random(shape) < 0.5)
     if dtype.kind == "u":
         low = max(low, 0)
