@@ -73,7 +73,8 @@ CHECK = textwrap.dedent("""
         (gb.bitwise_and(a, np.array([3, 6, 12])), np.bitwise_and(a, [3, 6, 12])),
         (gb.add(np.array(3, np.uint32), np.array(2, np.uint32)), np.uint32(5)),
         (gb.logical_and(u[:33].reshape(33, 1) % 3, u[:17] % 2), np.logical_and(u[:33].reshape(33, 1) % 3, u[:17] % 2)),
-        (gb.multiply(np.float32([[1.5], [2]]), np.float32([3, -4, 0.25])), np.float32([[1.5], [2]]) * np.float32([3, -4, 0.25])),
+        (gb.multiply(np.float32([[1.5], [2]]), np.float32([3, -4, 0.25])),
+         np.float32([[1.5], [2]]) * np.float32([3, -4, 0.25])),
         (gb.minimum(np.uint8([7, 200, 3]), np.uint8([9])), np.minimum(np.uint8([7, 200, 3]), np.uint8(9))),
         (gb.where(np.array([True, False]), np.float64([1, 2]), np.float64(7)), np.float64([1, 7])),
     ]
