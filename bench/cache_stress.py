@@ -115,7 +115,7 @@ def verifier(cache_dir, cases, seed, results) -> None:
                 bad = run_case(name, dtype, layout, seed + i)
                 if bad:
                     wrong.append(bad)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - every exception here is a finding
                 errors.append(f"{(name, dtype, layout)}: {traceback.format_exc(limit=4)}")
     results.put((wrong, errors, len(cases) * len(LAYOUTS), _hits()))
 

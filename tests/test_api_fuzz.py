@@ -404,7 +404,7 @@ def numpy_ufunc_outcome(call):
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return call.ufunc(*xs, **kwargs), None, xs, out
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - NumPy's exception, whatever it is, is the outcome compared
         return None, e, xs, out
 
 
