@@ -115,7 +115,7 @@ def verifier(cache_dir, cases, seed, results) -> None:
                 bad = run_case(name, dtype, layout, seed + i)
                 if bad:
                     wrong.append(bad)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - every exception here is a finding
                 errors.append(f"{(name, dtype, layout)}: {traceback.format_exc(limit=4)}")
     results.put((wrong, errors, len(cases) * len(LAYOUTS), _hits()))
 
@@ -164,14 +164,16 @@ def one_round(r: int, args, out=print) -> dict:
         workers = [ctx.Process(target=worker, args=(cache_dir, cases, rnd.randrange(1 << 30), barrier, results))
                    for _ in range(args.procs)]
         fresh = [ctx.Process(target=verifier, args=(cache_dir, cases, args.seed, results))]
-        hits = 0
+        hits = 0  # the fresh process's
         for group in (workers, fresh):
             got, hung = _collect(group, results, TIMEOUT)
             tally["hung"] += hung
-            for wrong, errors, count, hits in got:
+            for wrong, errors, count, process_hits in got:
                 tally["wrong"] += wrong
                 tally["errors"] += errors
                 tally["cases"] += count
+                if group is fresh:
+                    hits = process_hits
         entries = sum(1 for _ in Path(cache_dir).rglob("*.entry"))
     out(f"round {r + 1:3d} ({start}): {len(cases)} (op, dtype) x {args.procs} processes + fresh: "
         f"{tally['cases']} cases, {len(tally['wrong'])} wrong, {len(tally['errors'])} exceptions, "

@@ -81,26 +81,29 @@ def _median_times(fns, repeats, pause=0.02):
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def _bench_case(rng, name, sa, sb, transposed, threads, repeats):
+    """One row of the table (milliseconds). Its arrays, closures and session are locals, freed on
+    return, before the next case allocates."""
+    a = rng.random(sa, dtype=np.float32)
+    b = rng.random(sb, dtype=np.float32)
+    x = a.T if transposed else a
+    out = np.empty(np.broadcast_shapes(x.shape, b.shape), np.float32)
+    fns = {"numpy": lambda: np.add(x, b, out=out), "gpubcast": lambda: gb.add(x, b, out=out)}
+    sess, bind = _ort_runner(list(sa), list(sb), out, transposed, threads)
+    if sess is not None:
+        binding = bind(a, b)
+        fns["onnxruntime"] = lambda: sess.run_with_iobinding(binding)
+    gb.add(x, b, out=out)
+    np.testing.assert_array_equal(out, x + b)
+    t = _median_times(fns, repeats)
+    return {"case": name, **{k: v * 1e3 for k, v in t.items()}}
+
+
 def bench_cases(repeats):
     rng = np.random.default_rng(0)
     threads = numba.get_num_threads()
-    rows = []
-    for name, sa, sb, transposed in CASES:
-        a = rng.random(sa, dtype=np.float32)
-        b = rng.random(sb, dtype=np.float32)
-        x = a.T if transposed else a
-        out = np.empty(np.broadcast_shapes(x.shape, b.shape), np.float32)
-        fns = {"numpy": lambda: np.add(x, b, out=out), "gpubcast": lambda: gb.add(x, b, out=out)}
-        sess, bind = _ort_runner(list(sa), list(sb), out, transposed, threads)
-        if sess is not None:
-            binding = bind(a, b)
-            fns["onnxruntime"] = lambda: sess.run_with_iobinding(binding)
-        gb.add(x, b, out=out)
-        np.testing.assert_array_equal(out, x + b)
-        t = _median_times(fns, repeats)
-        rows.append({"case": name, **{k: v * 1e3 for k, v in t.items()}})
-        del a, b, x, out
-    return rows
+    return [_bench_case(rng, name, sa, sb, transposed, threads, repeats)
+            for name, sa, sb, transposed in CASES]
 
 
 def bench_per_call(calls):

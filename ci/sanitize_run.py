@@ -110,7 +110,8 @@ def fused_kernels(rng, be) -> int:
     many = [rng.standard_normal((33, 65) if k % 2 else (65,)).astype(np.float32) for k in range(15)]
     d = cupy.asarray
     runs = [(gelu, [d(x), d(t)], [x, t]), (where, [d(x), d(t), d(s)], [x, t, s]),
-            (where, [d(x).transpose(0, 2, 1)[:, ::-1], d(s.T), d(t[:, None])], [x.transpose(0, 2, 1)[:, ::-1], s.T, t[:, None]]),
+            (where, [d(x).transpose(0, 2, 1)[:, ::-1], d(s.T), d(t[:, None])],
+             [x.transpose(0, 2, 1)[:, ::-1], s.T, t[:, None]]),
             (gb.fuse(chain), [d(a) for a in many], many)]
     execute = be.execute_fused
     failures = 0

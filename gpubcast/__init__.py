@@ -17,7 +17,7 @@ from .fusion import fuse
 from .host_pool import host_memory_pool
 from .plan import BroadcastPlan, plan
 from .rules import RULES, broadcast_shapes
-from .version import __version__
+from .version import __version__ as __version__  # public (in __dir__, not __all__): the alias marks the re-export
 
 __all__ = ["BroadcastError", "BroadcastPlan", "ElementwiseKernel", "RULES", "bfloat16", "broadcast_shapes",
            "fuse", "host_memory_pool", "ops", "plan", *api.__all__]

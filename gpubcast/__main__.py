@@ -14,8 +14,8 @@ COMMANDS = {
     "info": ("gpubcast.info", "backends, devices and versions"),
     "demo": ("gpubcast.demo", "a few broadcasts of every rule set, with shapes, backends and timings"),
     "bench": ("gpubcast.bench.cli", "the broadcasting pattern suite on every backend found, against measured ceilings"),
-    "kernels": ("gpubcast.kernels_cli", "compile every CUDA kernel with NVRTC (--check), report the hot kernels' static resources "
-                "(--resources) or run them emulated (--emulate)"),
+    "kernels": ("gpubcast.kernels_cli", "compile every CUDA kernel with NVRTC (--check), report the hot kernels' "
+                "static resources (--resources) or run them emulated (--emulate)"),
     "cache": ("gpubcast.cache_cli", "where the cache of compiled code is, its size and entries; --clear, --prune"),
 }
 

@@ -62,8 +62,8 @@ _HEADER = struct.Struct("<8sI32sQ")  # magic, key length, sha256(key + payload),
 #: a version folder's name (PEP 440, with a local part)
 _VERSION_NAME = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[A-Za-z0-9.]+)?")
 #: the names of ``entry_path``'s files, their ``locked`` lock files and ``write_file``'s temporary files
-_ENTRY_NAME = re.compile(r"[\w.-]{0,80}-[0-9a-f]{40}(%s)(\.lock|\.tmp-[0-9a-f]{16})?"
-                         % "|".join(map(re.escape, SUFFIXES)))
+_ENTRY_NAME = re.compile(r"[\w.-]{0,80}-[0-9a-f]{40}(" + "|".join(map(re.escape, SUFFIXES))
+                         + r")(\.lock|\.tmp-[0-9a-f]{16})?")
 TAG = "CACHEDIR.TAG"
 _TAG_TEXT = ("Signature: 8a477f597d28d172789f06886806bc55\n"
              "# This file is a cache directory tag created by gpubcast: the folder holds compiled code\n"

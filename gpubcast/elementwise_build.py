@@ -181,7 +181,7 @@ class Signature:
             f"  if (nbytes != sizeof(gb_host::Args<{n}>)) return -1;",
             f"  static thread_local gb_host::Args<{n}> a;",
             "  memcpy(&a, args, sizeof a);",
-            "  const gb_host::Args<%d>& ca = a;" % n,
+            f"  const gb_host::Args<{n}>& ca = a;",
             "  gb_host::parallel(a.size, nthreads, [&ca](long long b, long long e) { gb_ewk_chunk(ca, b, e); });",
             "  return 0;",
             "}",

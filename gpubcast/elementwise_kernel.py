@@ -32,6 +32,7 @@ float32, float64.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import numpy as np
 
@@ -282,8 +283,8 @@ class ElementwiseKernel:
         xs = [a for _, a in arrays]
         if rule == "explicit":     # every other one onto the first, one (input, target) pair at a time
             strides = [make_plan(xs[0]).strides[0]]
-            strides += [self._planned(lambda: make_plan(x, xs[0], rule=rule, axes_mapping=axes_mapping).strides[0],
-                                      rule, [name, names[0]]) for x, name in zip(xs[1:], names[1:])]
+            strides += [self._planned(partial(make_plan, x, xs[0], rule=rule, axes_mapping=axes_mapping),
+                                      rule, [name, names[0]]).strides[0] for x, name in zip(xs[1:], names[1:])]
             out_shape = xs[0].shape
         else:
             p = self._planned(lambda: make_plan(*xs, rule=rule, axis=axis, axes_mapping=axes_mapping), rule, names)
@@ -294,8 +295,8 @@ class ElementwiseKernel:
         """(loop shape, per shape its dim -> loop dim map) under ``rule`` (``names``: the parameters'):
         the lowering of the Dask path, the same rules as ``_broadcast_shape``."""
         if rule == "explicit":
-            maps = [self._planned(lambda: dim_maps((s, shapes[0]), rule, axis, axes_mapping)[1][0],
-                                  rule, [name, names[0]]) for s, name in zip(shapes[1:], names[1:])]
+            maps = [self._planned(partial(dim_maps, (s, shapes[0]), rule, axis, axes_mapping),
+                                  rule, [name, names[0]])[1][0] for s, name in zip(shapes[1:], names[1:])]
             return tuple(shapes[0]), [tuple(range(len(shapes[0])))] + maps
         out_shape, maps = self._planned(lambda: dim_maps(tuple(shapes), rule, axis, axes_mapping), rule, names)
         return out_shape, list(maps)

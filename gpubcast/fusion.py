@@ -29,9 +29,9 @@ linear in its length; nothing here recurses along a chain.
 Execution: on the Numba backend, one row function generated from the graph per pass
 (``backends.numba.fused``), run by the usual drivers; on the CUDA backend, one kernel generated
 from the graph per pass (``cuda.fused``); elsewhere (NumPy reference, Dask, ndarray subclasses such
-as masked arrays, a CUDA program whose argument would not fit a launch) the graph is evaluated op by op through ``dispatch.apply`` -- the
-unfused chain, the same values.  Inputs that overlap ``out=`` other than element for element are
-copied first, as ``dispatch`` does.
+as masked arrays, a CUDA program whose argument would not fit a launch) the graph is evaluated op by op
+through ``dispatch.apply`` -- the unfused chain, the same values.  Inputs that overlap ``out=`` other
+than element for element are copied first, as ``dispatch`` does.
 
 Caches, all bounded: per fused function, ``MAX_TRACES`` traces and as many hot-path runners; compiled
 code is found by a program's structure (``Program.key``: ops, dtypes, shapes, dim maps and the
@@ -458,7 +458,7 @@ def _operands(p: Program, args, be) -> list:
 def strides_on_output(p: Program, arrays) -> list:
     """Each leaf's element strides over the program's output dims (0 where it is broadcast)."""
     out = []
-    for (leaf, dmap), x in zip(p.leaves, arrays):
+    for (_, dmap), x in zip(p.leaves, arrays):
         strides = [0] * len(p.shape)
         own = [s // x.itemsize for s in x.strides] if getattr(x, "ndim", 0) else []
         for e, d in enumerate(dmap):
@@ -520,7 +520,8 @@ def evaluate(p: Program, args, out=None, backend=None, leaves_given: bool = Fals
     values = []
     for node, refs in p.steps:
         inputs = [value(kind, k) for kind, k in refs]
-        inputs = [x if getattr(x, "dtype", None) == dt else _convert(x, dt, backend) for x, dt in zip(inputs, node.loop)]
+        inputs = [x if getattr(x, "dtype", None) == dt else _convert(x, dt, backend)
+                  for x, dt in zip(inputs, node.loop)]
         values.append(_apply_node(node, inputs, backend))
     kind, k = p.result
     result = value(kind, k)

@@ -68,7 +68,7 @@ def gpu_info() -> tuple[dict | None, str]:
             "driver": _cuda_version(cupy.cuda.runtime.driverGetVersion()),
             "runtime": _cuda_version(cupy.cuda.runtime.runtimeGetVersion()),
         }, ""
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - any failure means no usable GPU, reported with its reason
         return None, f"CUDA is not usable ({type(e).__name__}: {e})"
 
 

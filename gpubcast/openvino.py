@@ -143,7 +143,8 @@ def Broadcast(data, target_shape, axes_mapping=None, mode="numpy", *, axis=-1, b
     """
     mode = str(mode).lower()
     if mode not in BROADCAST_MODES:
-        raise ValueError(f"mode={mode!r} is not a Broadcast mode; choose one of {', '.join(map(repr, BROADCAST_MODES))}")
+        raise ValueError(f"mode={mode!r} is not a Broadcast mode; choose one of "
+                         f"{', '.join(map(repr, BROADCAST_MODES))}")
     if hasattr(axes_mapping, "tolist"):
         axes_mapping = axes_mapping.tolist()
     return api.broadcast_to(data, target_shape, mode=mode, axes_mapping=axes_mapping, axis=axis, backend=backend)

@@ -39,7 +39,7 @@ class BroadcastPlan:
     out_contiguous: bool
     size: int                                  # number of output elements
     index_bits: int                            # 32 or 64: width every offset computation fits in
-    dim_maps: tuple[tuple[int | None, ...], ...]   # per operand, per own dim: the output dim it walks, None if broadcast
+    dim_maps: tuple[tuple[int | None, ...], ...]   # per operand, per own dim: the output dim it walks (None: broadcast)
 
     @property
     def ndim(self) -> int:

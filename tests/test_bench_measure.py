@@ -104,7 +104,7 @@ def test_cases_are_distinct_buffers_with_equal_values():
     p = BY_NAME["transposed"]
     host = host_operands(p, p.tiny, np.float32)
     a, b = make_cases(p, p.tiny, np.float32, sets=2, host=host)
-    for x, y, h in zip(a.inputs, b.inputs, host):
+    for x, y in zip(a.inputs, b.inputs):
         assert not np.shares_memory(x, y)
         np.testing.assert_array_equal(x, y)
     np.testing.assert_array_equal(a.inputs[0], host[0].T)   # passed as a transposed view

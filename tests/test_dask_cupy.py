@@ -8,7 +8,7 @@ import pytest
 
 da = pytest.importorskip("dask.array")
 
-import gpubcast as gb  # noqa: E402
+import gpubcast as gb  # noqa: E402 - below the importorskip of Dask
 
 pytestmark = pytest.mark.gpu
 

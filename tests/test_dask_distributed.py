@@ -10,8 +10,8 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-import gpubcast as gb  # noqa: E402
-from gpubcast import dispatch, ops  # noqa: E402
+import gpubcast as gb  # noqa: E402 - below the importorskip of Dask
+from gpubcast import dispatch, ops  # noqa: E402 - below the importorskip of Dask
 
 
 @pytest.fixture(scope="module")

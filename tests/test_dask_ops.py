@@ -11,8 +11,8 @@ from hypothesis.extra import numpy as hnp
 
 da = pytest.importorskip("dask.array")
 
-import gpubcast as gb  # noqa: E402
-from gpubcast import BroadcastError, dispatch, ops  # noqa: E402
+import gpubcast as gb  # noqa: E402 - below the importorskip of Dask
+from gpubcast import BroadcastError, dispatch, ops  # noqa: E402 - below the importorskip of Dask
 
 API_BINARY = gb.api.NUMPY_STYLE_BINARY
 INTEGER_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}

@@ -244,8 +244,8 @@ def test_hot_path_calls_equal_the_first():
 
 # --- random chains: fused == unfused, bit for bit ---------------------------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402 - this section's imports, kept with it
+from hypothesis import strategies as st  # noqa: E402 - this section's imports, kept with it
 
 DTYPES = (np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32, np.float64,
           np.complex64, ml_dtypes.bfloat16)

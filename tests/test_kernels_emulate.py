@@ -458,8 +458,8 @@ def test_shared_tiles_for_transposed_operands(rows, cols, outer, backends):
         _same("add", gb.add(t, x, backend=be), t + x, f4)
         _same("add", gb.add(t, row, backend=be), t + row, f4)
         _same("where", gb.where(cond, t, x, backend=be), np.where(cond, t, x), f4)
-        _same("copy", gb.broadcast_to(t, (2, outer, rows, cols), backend=be), np.broadcast_to(t, (2, outer, rows, cols)),
-              f4)
+        _same("copy", gb.broadcast_to(t, (2, outer, rows, cols), backend=be),
+              np.broadcast_to(t, (2, outer, rows, cols)), f4)
         assert np.array_equal(gb.subtract(ti, ti[..., ::-1, :], backend=be), ti - ti[..., ::-1, :])
         out = np.full((outer, cols, rows), np.nan, np.float32).swapaxes(-1, -2)     # a transposed output
         gb.multiply(x, row, out=out, backend=be)

@@ -79,7 +79,8 @@ def test_shared_loop_is_the_shared_tiles_loop():
         return {i.opcode for i in instrs if a <= i.addr <= b and i.opcode.startswith(("LDG", "STG", "BAR"))}
 
     assert end < r.loop.start or start > r.loop.end
-    assert "STG.E.128" in inside(r.loop.start, r.loop.end) and "BAR.SYNC.DEFER_BLOCKING" not in inside(r.loop.start, r.loop.end)
+    assert "STG.E.128" in inside(r.loop.start, r.loop.end)
+    assert "BAR.SYNC.DEFER_BLOCKING" not in inside(r.loop.start, r.loop.end)
     assert {"LDG.E.128", "STG.E.128", "BAR.SYNC.DEFER_BLOCKING"} <= inside(start, end)
     assert r.shared == 8192 + 32 * 16
     contig = next(k for k in res.hot() if k.label == "add f32 contig")

@@ -349,7 +349,8 @@ def _graph_model():
                   [limit, w, bias])
 
 
-def _graph_expected(x, limit=np.float32(0.5)):
+def _graph_expected(x, limit=0.5):
+    limit = f32(limit)  # the graph's limit is a float32 scalar
     scaled = 2 * x @ np.eye(3, dtype=f32)[::-1] + np.array([1.0, 2.0, 3.0], f32)
     return np.where(x > limit, scaled, x + x + limit)
 

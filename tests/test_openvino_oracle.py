@@ -145,7 +145,7 @@ def pdpd_pair(rng, to_end=False):
 
 def values(rng, shape, dtype, low=-10, high=10, nonzero=False):
     dtype = np.dtype(dtype)
-    if dtype == bool:
+    if dtype.kind == "b":
         return np.asarray(rng.random(shape) < 0.5)
     if dtype.kind == "u":
         low = max(low, 0)
@@ -357,7 +357,8 @@ def test_logical(rule):
     for _ in range(4):
         a_shape, b_shape, axis = elementwise_case(rng, rule)
         a, b = values(rng, a_shape, bool), values(rng, b_shape, bool)
-        outputs = [(op, (0, 1), auto_broadcast(rule, axis), *[getattr(gv, op)(a, b, auto_broadcast=rule, axis=axis)] * 2,
+        outputs = [(op, (0, 1), auto_broadcast(rule, axis),
+                    *[getattr(gv, op)(a, b, auto_broadcast=rule, axis=axis)] * 2,
                     WRITTEN[op](a, laid_out(b, a, rule, axis))) for op in LOGICAL]
         check_outputs([a, b], outputs, rule, f"{rule} axis={axis} {a_shape} {b_shape}")
 

@@ -93,14 +93,14 @@ def is_cuda_array(x) -> bool:
     try:
         if hasattr(x, "__cuda_array_interface__"):
             return True
-    except Exception:  # e.g. torch raises RuntimeError for a CUDA tensor that requires grad
-        pass
+    except Exception:  # noqa: BLE001 - a foreign object may raise anything here; then DLPack decides
+        pass  # e.g. torch raises RuntimeError for a CUDA tensor that requires grad
     dev = getattr(x, "__dlpack_device__", None)
     if dev is None or not callable(dev):
         return False
     try:
         return dev()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
-    except Exception:
+    except Exception:  # noqa: BLE001 - a foreign __dlpack_device__ that fails says no CUDA memory
         return False
 
 

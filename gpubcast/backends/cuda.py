@@ -120,7 +120,8 @@ class CudaBackend:
         if not fused.fits(program):
             return False
         dev = self.xp.cuda.Device().id
-        for lc in fused.launches(program, p, [self.operand(x, device=dev) for x in inputs], self.operand(out, True, dev)):
+        operands = [self.operand(x, device=dev) for x in inputs]
+        for lc in fused.launches(program, p, operands, self.operand(out, True, dev)):
             self._launch(lc, dev)
         return True
 

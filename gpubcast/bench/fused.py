@@ -122,6 +122,7 @@ def runners(chain: Chain, size: str, threads: int, dtype, gpu: bool) -> dict:
     import gpubcast as gb
     from gpubcast import fusion
     fused = gb.fuse(chain.make(gb))
+    numpy_chain = chain.make(np)
 
     def unfused(xs):
         """The traced chain, each step a gpubcast call (the function itself would run NumPy's or
@@ -131,7 +132,7 @@ def runners(chain: Chain, size: str, threads: int, dtype, gpu: bool) -> dict:
     out = {
         "gpubcast fused": ("cpu", lambda xs: lambda: fused(*xs)),
         "gpubcast op by op": ("cpu", unfused),
-        "numpy op by op": ("cpu", lambda xs, g=chain.make(np): lambda: g(*xs)),
+        "numpy op by op": ("cpu", lambda xs: lambda: numpy_chain(*xs)),
     }
     try:
         import numexpr
@@ -151,7 +152,8 @@ def runners(chain: Chain, size: str, threads: int, dtype, gpu: bool) -> dict:
     if gpu:
         import cupy
         cf = cupy.fuse(chain.make(cupy))
-        out["cupy op by op"] = ("gpu", lambda xs, g=chain.make(cupy): lambda: g(*xs))
+        cupy_chain = chain.make(cupy)
+        out["cupy op by op"] = ("gpu", lambda xs: lambda: cupy_chain(*xs))
         out["cupy.fuse"] = ("gpu", lambda xs: lambda: cf(*xs))
         out["gpubcast cuda fused"] = ("gpu", lambda xs: lambda: fused(*xs))
         out["gpubcast cuda op by op"] = ("gpu", unfused)

@@ -164,7 +164,7 @@ def host_operands(pattern: Pattern, shapes: Shapes, dtype, seed: int = 0) -> tup
 
 
 def _random(rng, shape, dt: np.dtype) -> np.ndarray:
-    if dt == bool:
+    if dt.kind == "b":
         return rng.random(shape, dtype=np.float32) < 0.5
     if dt.kind in "iu":
         return rng.integers(1, 100, size=shape, dtype=dt)

@@ -297,7 +297,7 @@ def discover(threads: int = 2):
                               note="gpubcast's Numba backend is absent: its NumPy reference backend runs instead"))
     try:
         peers.append(OnnxRuntime(threads))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - any failure: the peer is absent, and why is reported
         absent["onnxruntime"] = _why(e)
     gpu, why = gpu_info()
     if gpu is None:
@@ -308,10 +308,10 @@ def discover(threads: int = 2):
         backends.get("cuda")
         import cupy
         peers.append(Gpubcast("cuda", "gpu", cupy, "gpubcast CUDA"))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - any failure: the peer is absent, and why is reported
         absent["gpubcast-cuda"] = _why(e)
     try:
         peers.append(torch_peer())
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - any failure: the peer is absent, and why is reported
         absent["torch"] = _why(e)
     return peers, absent

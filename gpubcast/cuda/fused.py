@@ -196,7 +196,8 @@ def kernel(program, out_dtype) -> FusedKernels:
     """The kernels of ``program`` storing ``out_dtype``, their family registered with ``sources``."""
     text = source(program, out_dtype)
     family = "gbf_" + hashlib.sha256(text.encode()).hexdigest()[:20]   # also the namespace
-    text = text.replace("namespace gbf {", f"namespace {family} {{").replace("// namespace gbf", f"// namespace {family}")
+    text = (text.replace("namespace gbf {", f"namespace {family} {{")
+            .replace("// namespace gbf", f"// namespace {family}"))
     k = FusedKernels(family, *elements_per_thread(program, out_dtype))
     sources.register(family, text, k.names())
     return k

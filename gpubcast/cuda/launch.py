@@ -211,8 +211,9 @@ def shared_tiles(shape, strides, ept: int) -> bool:
     operand (the output included) transposed, at least ``SHARED_MIN`` columns and rows (fewer
     leave most lanes or warps of a tile idle), ``ept`` dividing ``TILE_COLS`` (other kernels
     ignore the flag) and fewer than 2**32 tiles (the kernel's tile indices are 32-bit).  The
-    variadic kernels never take them (kernels/indexing.cuh for_each_tile).  Any element size and any number of operands: the kernel stages one operand at a time through
-    one buffer of ``SHARED_BYTES``, in passes when its tile is larger."""
+    variadic kernels never take them (kernels/indexing.cuh for_each_tile).  Any element size and
+    any number of operands: the kernel stages one operand at a time through one buffer of
+    ``SHARED_BYTES``, in passes when its tile is larger."""
     if len(shape) < 2 or shape[-1] < SHARED_MIN or shape[-2] < SHARED_MIN or TILE_COLS % ept:
         return False
     return any(transposed(s) for s in strides) and shared_tile_count(shape, ept) < 2**32   # u32 tile indices

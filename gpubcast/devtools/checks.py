@@ -56,9 +56,10 @@ def run(case: Case, backend: str, out=None, inputs=None):
 def tolerance(op_name: str, dtype, device: bool = False) -> float | None:
     """Relative tolerance (of the result's magnitude; as many ulps of the smallest subnormal where
     the result is subnormal) where exact agreement is not defined (None: exact).  NumPy's own
-    results depend on the memory layout there (measured on NumPy 2.4, x86-64 AVX-512): its contiguous complex multiply loop fuses multiply-adds, its
-    strided one does not; its contiguous float power uses SVML, its strided one libm.  On a
-    GPU (``device``) the math library is CUDA's, which may differ in the last bits too."""
+    results depend on the memory layout there (measured on NumPy 2.4, x86-64 AVX-512): its
+    contiguous complex multiply loop fuses multiply-adds, its strided one does not; its contiguous
+    float power uses SVML, its strided one libm.  On a GPU (``device``) the math library is CUDA's,
+    which may differ in the last bits too."""
     dt = np.dtype(dtype)
     eps = float(ml_dtypes.finfo(dt).eps) if _dt.kind(dt) in "fc" else 0.0
     if _ops.math_rtol(op_name, dt):

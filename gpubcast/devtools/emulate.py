@@ -387,7 +387,7 @@ class Emulator:
                   for i in range(0, len(names), CHUNK)]
         with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
             libs = list(pool.map(lambda chunk: build(*chunk), chunks))
-        for (family, names), lib in zip(chunks, libs):
+        for (_, names), lib in zip(chunks, libs):
             dll = ctypes.CDLL(str(lib))
             for i, name in enumerate(names):
                 run = getattr(dll, f"gb_run_{i}")

@@ -222,9 +222,10 @@ def predict_all() -> list[Prediction]:
 
 def table(rows: list[Prediction]) -> str:
     """The predictions as a Markdown table."""
-    out = ["| pattern | kernel | tiles | rank | classes | occupancy | instr/elem | DRAM B/elem | L2 B/elem "
-           "| smem B/elem | t_mem us | t_L2 us | t_issue us | t_smem us | t_copy us | bound | fraction of copy | goal |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    columns = ["pattern", "kernel", "tiles", "rank", "classes", "occupancy", "instr/elem", "DRAM B/elem", "L2 B/elem",
+               "smem B/elem", "t_mem us", "t_L2 us", "t_issue us", "t_smem us", "t_copy us", "bound",
+               "fraction of copy", "goal"]
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
         out.append(
             f"| {r.pattern} | {r.kernel} | {'shared' if r.shared else 'row'} | {r.rank} | {r.classes} "

@@ -335,7 +335,7 @@ def _blocks(instrs, labels, predicated):
     block_of = {s: n for n, (s, _) in enumerate(spans)}
     succ = []
     pset = set(predicated)
-    for n, (s, e) in enumerate(spans):
+    for n, (_, e) in enumerate(spans):
         last = instrs[e]
         out = []
         if last.target is not None and last.target in labels:

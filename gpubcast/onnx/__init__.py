@@ -213,19 +213,19 @@ def Where(condition, X, Y, /, *, backend=None):
     return api.where(condition, X, Y, backend=backend)
 
 
-def Expand(input, shape, /, *, backend=None):
+def Expand(input, shape, /, *, backend=None):  # noqa: A002 - ONNX's name
     """ONNX Expand(input, shape): input broadcast bidirectionally with ``shape`` (numpy rule of the
     two: the result may be larger than ``shape`` where it holds 1s or is shorter than input's rank).
 
     ``shape`` is a 1-D tensor(int64) or a sequence of ints.
     """
-    (input,) = constrain("Expand", (input,), ANY, ("input",))
+    (x,) = constrain("Expand", (input,), ANY, ("input",))
     if hasattr(shape, "dtype"):
         if type_name(shape.dtype) != "int64":
             raise TypeError(f"Expand: shape must be a tensor(int64), got tensor({type_name(shape.dtype)})")
         if shape.ndim != 1:
             raise ValueError(f"Expand: shape must be 1-D, got an array of shape {tuple(shape.shape)}")
-    return api.expand(input, shape, backend=backend)
+    return api.expand(x, shape, backend=backend)
 
 
 def PRelu(X, slope, /, *, backend=None):
@@ -310,26 +310,26 @@ def _target_dtype(op: str, to) -> np.dtype:
     return dt
 
 
-def Cast(input, /, *, to, saturate=1, round_mode="up", backend=None):
+def Cast(input, /, *, to, saturate=1, round_mode="up", backend=None):  # noqa: A002 - ONNX's name
     """ONNX Cast(input, to=...): input converted to element type ``to`` (a TensorProto enum, or any
     NumPy dtype); NumPy's astype (casting='unsafe') for numeric and bool types.  ``saturate`` and
     ``round_mode`` only concern float8 / float4 targets, which gpubcast does not compute in."""
-    (input,) = constrain("Cast", (input,), ANY - STRING, ("input",), param="T1")
-    return api.cast(input, _target_dtype("Cast", to), backend=backend)
+    (x,) = constrain("Cast", (input,), ANY - STRING, ("input",), param="T1")
+    return api.cast(x, _target_dtype("Cast", to), backend=backend)
 
 
-def CastLike(input, target_type, /, *, saturate=1, round_mode="up", backend=None):
+def CastLike(input, target_type, /, *, saturate=1, round_mode="up", backend=None):  # noqa: A002 - ONNX's name
     """ONNX CastLike(input, target_type): input converted to target_type's element type."""
-    (input,) = constrain("CastLike", (input,), ANY - STRING, ("input",), param="T1")
+    (x,) = constrain("CastLike", (input,), ANY - STRING, ("input",), param="T1")
     (target_type,) = constrain("CastLike", (target_type,), ANY - STRING, ("target_type",), param="T2")
-    return api.cast(input, _target_dtype("CastLike", target_type.dtype), backend=backend)
+    return api.cast(x, _target_dtype("CastLike", target_type.dtype), backend=backend)
 
 
-def Identity(input, /, *, backend=None):
+def Identity(input, /, *, backend=None):  # noqa: A002 - ONNX's name
     """ONNX Identity(input): input itself (any tensor type; sequences and optionals are not supported)."""
-    (input,) = constrain("Identity", (input,), ANY, ("input",))
-    backends.select((input,), None, backend)  # the device check every operator makes
-    return input
+    (x,) = constrain("Identity", (input,), ANY, ("input",))
+    backends.select((x,), None, backend)  # the device check every operator makes
+    return x
 
 
 def Constant(*, value=None, value_float=None, value_floats=None, value_int=None, value_ints=None,

@@ -410,7 +410,7 @@ class GpubcastBackend(Backend):
             return True
         try:
             return bool(backends.get("cuda").xp.cuda.is_available())
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure to load CuPy or the CUDA backend means no CUDA device
             return False
 
 
