@@ -1,6 +1,6 @@
 # Two commands set up a fresh machine from nothing (Python >= 3.11 and make):
 #   make run    the main job
-#   make test   the whole test suite
+#   make test   the whole test suite (after ruff and the import contracts)
 # Installs are pinned by ci/constraints.txt (every package, same set on any day):
 #   make lock         regenerate ci/constraints.txt (newest allowed, with ci/requirements-lock.in's choices)
 #   make test-latest  the suite on the newest versions pyproject.toml allows, in $(LATEST_VENV)
@@ -31,7 +31,10 @@ $(STAMP): pyproject.toml $(LOCK)
 run: $(STAMP)
 	$(PY) -m gpubcast bench --quick
 
+# the style (ruff) and the layering contracts (import-linter, pyproject.toml) first, then the suite
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -n $(JOBS) -q
 
 # A throwaway venv made from scratch, the newest versions pyproject.toml's [test] extra allows
