@@ -51,7 +51,6 @@ def shapes(layout: str, n: int):
 def run_case(name: str, dtype: str, layout: str, seed: int) -> str:
     """'' when ``name`` over ``dtype`` in ``layout`` equals the reference on two calls, else what
     differs (an exception propagates)."""
-    import gpubcast  # noqa: F401
     import numba_cases as nc
     from gpubcast import dtypes, ops
     from gpubcast.dispatch import apply
