@@ -69,8 +69,11 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
     arrays = [x if _dt.is_python_scalar(x) or be.owns(x) else be.asarray(x) for x in inputs]
     types = tuple(_dt.weak_type(x) for x in arrays)
     loop, out_dtype = resolve_types(op, types, dtype)
+    widened = False
     if "comparison" in op.tags and int in types:
+        before = arrays
         arrays, loop = compare_out_of_range(arrays, types, loop)
+        widened = arrays is not before   # an int beyond the loop: this value's own loop, no runner
     try:
         arrays = [x if not _dt.is_python_scalar(x) and x.dtype == dt else be.asarray(x, dtype=dt)
                   for x, dt in zip(arrays, loop)]
@@ -93,8 +96,10 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
         return out
 
     p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
-    if key is not None and hasattr(be, "prepare") and all(x is y for x, y in zip(arrays, inputs)):
-        runner = HOT.note(key, lambda: be.prepare(op, p, tuple(x.dtype for x in arrays), out_dtype))
+    slots = None if key is None or widened or not hasattr(be, "prepare") else _scalar_slots(inputs, arrays, loop)
+    if slots is not None:
+        runner = HOT.note(key, lambda: _with_scalars(be.prepare(op, p, tuple(x.dtype for x in arrays), out_dtype),
+                                                     slots))
         if runner is not None:  # the second sighting: prepared now
             result = runner(inputs, out)
             if result is not None:
@@ -138,8 +143,10 @@ _ndarray = np.ndarray
 
 
 def _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target, shape):
-    """The hot-path cache key of a call on plain NumPy arrays, or None.  (Two inputs: built inline
-    in ``apply``, 14 or 17 items; here 9 + 3 per input: never the same length.)"""
+    """The hot-path cache key of a call on plain NumPy arrays and scalars, or None.  A scalar is keyed
+    by its type, never its value (NEP 50: the type decides the loop; a Python int that does not fit
+    it is the general path's, see ``_with_scalars``).  (Two arrays: built inline in ``apply``, 14 or
+    17 items; here 9 + 3 per input: never the same length.)"""
     nd = _ndarray
     if out is None:
         okey = None
@@ -149,10 +156,52 @@ def _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target,
         return None
     key = [op.name, okey, rule, axis, backend or backends.DEFAULT_CPU, axes_mapping, dtype, target, shape]
     for x in inputs:
-        if type(x) is not nd:
+        t = type(x)
+        if t is nd:
+            key += (x.dtype, x.shape, x.strides)
+        elif t in _PYTHON_SCALARS or isinstance(x, np.generic):
+            key += (t, None, None)
+        else:
             return None
-        key += (x.dtype, x.shape, x.strides)
     return tuple(key)
+
+
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
+
+
+def _scalar_slots(inputs, arrays, loop):
+    """Per input of a call that may get a runner: None for an array passed as it is, the loop dtype
+    of a scalar (converted at call time); None overall when an array needed a cast or a copy."""
+    slots = []
+    for x, a, dt in zip(inputs, arrays, loop):
+        if a is x:
+            slots.append(None)
+        elif type(x) in _PYTHON_SCALARS or isinstance(x, np.generic):
+            slots.append(dt)
+        else:
+            return None
+    return tuple(slots)
+
+
+def _with_scalars(runner, slots):
+    """``runner`` for calls whose scalars change value: each converted to its loop dtype as the general
+    path converts it (NumPy's conversion); a Python int beyond its loop dtype goes to the general path
+    (NumPy's OverflowError there)."""
+    if runner is None or not any(dt is not None for dt in slots):
+        return runner
+    fits, asarray = _dt.fits, np.asarray
+
+    def with_scalars(inputs, out):
+        converted = []
+        for x, dt in zip(inputs, slots):
+            if dt is None:
+                converted.append(x)
+            elif type(x) is int and not fits(x, dt):
+                return None
+            else:
+                converted.append(asarray(x, dt))
+        return runner(converted, out)
+    return with_scalars
 
 
 def compare_out_of_range(arrays, types, loop):
