@@ -2,6 +2,7 @@
 sighting, kept, bounded; dispatch, fusion and ElementwiseKernel all use it."""
 
 import numpy as np
+import pytest
 
 import gpubcast as gb
 from gpubcast import dispatch, hot_calls
@@ -42,3 +43,89 @@ def test_dispatch_fusion_and_user_kernels_keep_their_runners_there(monkeypatch):
     for _ in range(3):
         np.testing.assert_array_equal(f(x, b), x * b + 1)
     assert isinstance(f._hot, HotCalls) and len(f._hot.runners) == 1
+
+
+def _repeat(call, values):
+    """``call(v)`` for each value, every value three times in turn (first sighting, runner made, runner)."""
+    return [call(v) for _ in range(3) for v in values]
+
+
+def test_scalars_take_the_hot_path_with_their_own_values_each_call(monkeypatch):
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(64))
+    x = np.linspace(-3, 3, 32, dtype=np.float32).reshape(4, 8)
+    for v, got in zip([2.0, -0.5, 1e30, 3] * 3, _repeat(lambda v: gb.multiply(x, v), [2.0, -0.5, 1e30, 3])):
+        want = np.multiply(x, v)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    prepared = [r for r in dispatch.HOT.runners.values() if r not in (hot_calls.noted, hot_calls.no_runner)]
+    assert len(prepared) == 2                  # one per scalar type (float, int), never per value
+    h = x.astype(np.float16)
+    with np.errstate(over="ignore"):
+        for v, got in zip([1e5, 2.0] * 3, _repeat(lambda v: gb.add(h, v), [1e5, 2.0])):   # overflows to inf
+            np.testing.assert_array_equal(got, np.add(h, np.float16(v) if v < 7e4 else np.float16(np.inf)))
+
+
+def test_a_python_int_beyond_the_loop_dtype_is_never_served_by_a_runner(monkeypatch):
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(64))
+    i8 = np.arange(-4, 4, dtype=np.int8)
+    for v in [1, 2, 300, 5, -129, 127] * 3:
+        if -128 <= v <= 127:
+            got = gb.add(i8, v)
+            assert got.dtype == np.int8
+            np.testing.assert_array_equal(got, np.add(i8, v))
+        else:
+            with pytest.raises(OverflowError, match=f"Python integer {v} out of bounds for int8"):
+                gb.add(i8, v)
+    for v in [1, 300, -300, 2, 127, 128] * 3:               # comparisons compare exactly, as NumPy 2
+        np.testing.assert_array_equal(gb.less(i8, v), np.less(i8, v))
+        np.testing.assert_array_equal(gb.greater_equal(v, i8), np.greater_equal(v, i8))
+
+
+def test_scalar_types_numpy_scalars_out_and_backends_key_their_own_runners(monkeypatch):
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(64))
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    calls = [
+        (lambda: gb.add(x, True), lambda: np.add(x, True)),
+        (lambda: gb.add(x, 1j), lambda: np.add(x, 1j)),
+        (lambda: gb.add(x, np.float64(0.25)), lambda: np.add(x, np.float64(0.25))),
+        (lambda: gb.add(x, np.float32(0.25)), lambda: np.add(x, np.float32(0.25))),
+        (lambda: gb.subtract(2, x), lambda: np.subtract(2, x)),
+        (lambda: gb.exp(1.5), lambda: np.exp(1.5)),
+        (lambda: gb.where(x > 3, x, 0.0), lambda: np.where(x > 3, x, np.float32(0.0))),
+        (lambda: gb.add(x, 2.0, backend="numpy"), lambda: np.add(x, 2.0)),
+    ]
+    for _ in range(3):
+        for call, want in calls:
+            got, expected = call(), want()
+            assert np.asarray(got).dtype == np.asarray(expected).dtype
+            np.testing.assert_array_equal(got, expected)
+    out = np.empty((3, 4), np.float64)
+    for v in (1.0, 2.0, 3.0):
+        assert gb.multiply(x, v, out=out) is out
+        np.testing.assert_array_equal(out, x * v)
+    overlapping = x.copy()
+    for v in (1.0, 2.0, 3.0):                         # out= overlapping the input element for element
+        expected = overlapping * v
+        assert gb.multiply(overlapping, v, out=overlapping) is overlapping
+        np.testing.assert_array_equal(overlapping, expected)
+    readonly = x.copy()
+    readonly.flags.writeable = False
+    for v in (1.0, 2.0, 3.0):
+        np.testing.assert_array_equal(gb.add(readonly, v), x + v)
+        with pytest.raises(ValueError, match="read-only"):
+            gb.add(x, v, out=readonly)
+
+
+def test_cast_takes_the_hot_path_with_numpys_conversion(monkeypatch):
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(64))
+    x = np.linspace(-300, 300, 48).reshape(6, 8)
+    for dt in (np.float16, np.int8, np.uint16, gb.bfloat16, np.complex64, bool, np.float64):
+        for _ in range(3):
+            with np.errstate(all="ignore"):
+                got, want = gb.cast(x, dt), x.astype(dt)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    same = np.arange(8.0)
+    for _ in range(3):                                     # out= is the input itself: the general path
+        assert gb.cast(same, np.float64, out=same) is same
+    np.testing.assert_array_equal(same, np.arange(8.0))

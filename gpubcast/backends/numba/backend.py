@@ -274,6 +274,8 @@ class NumbaBackend(HostArrays):
         (``out`` None: a new array); it returns None when the general path must run instead
         (misaligned or overlapping operands, read-only output).  None if there is no runner."""
         spec = self.spec(op, in_dtypes, out_dtype, p)
+        if spec is None and op.name == "cast":
+            return _cast_runner(p, out_dtype)
         if spec is None or spec.kind == "variadic":
             return None
         return self._runner(spec, p, out_dtype, {"unary": 1, "binary": 2, "where": 3, "move": 1}[spec.kind])
@@ -350,6 +352,23 @@ class NumbaBackend(HostArrays):
                 return out
         runner.keep = (meta, spec)  # the arrays and compiled code at the addresses the runner uses
         return runner
+
+
+def _cast_runner(p, out_dtype):
+    """``cast``'s runner: NumPy's own conversion (``casting='unsafe'``, as the reference computes it),
+    without the general path; an ``out=`` sharing memory with the input takes the general path."""
+    shape = p.out_shape
+    empty = host_pool.empty_for(shape, out_dtype)
+
+    def runner(inputs, out):
+        (x,) = inputs
+        if out is None:
+            out = empty(shape, out_dtype)
+        elif np.may_share_memory(x, out):
+            return None
+        np.copyto(out, x, casting="unsafe")
+        return out
+    return runner
 
 
 def _parallel(size) -> bool:
