@@ -129,3 +129,10 @@ def test_cast_takes_the_hot_path_with_numpys_conversion(monkeypatch):
     for _ in range(3):                                     # out= is the input itself: the general path
         assert gb.cast(same, np.float64, out=same) is same
     np.testing.assert_array_equal(same, np.arange(8.0))
+
+
+def test_object_casts_keep_the_general_paths_errors():
+    o = np.array(["1", "x", 2], dtype=object)
+    for _ in range(3):
+        with pytest.raises(TypeError, match="cast: computing on object elements failed with ValueError"):
+            gb.cast(o, np.float64)

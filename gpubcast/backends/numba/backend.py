@@ -274,8 +274,8 @@ class NumbaBackend(HostArrays):
         (``out`` None: a new array); it returns None when the general path must run instead
         (misaligned or overlapping operands, read-only output).  None if there is no runner."""
         spec = self.spec(op, in_dtypes, out_dtype, p)
-        if spec is None and op.name == "cast":
-            return _cast_runner(p, out_dtype)
+        if spec is None and op.name == "cast" and all(_dt.kind(d) in "biufc" for d in (*in_dtypes, out_dtype)):
+            return _cast_runner(p, out_dtype)   # numbers only: objects' errors are the general path's to word
         if spec is None or spec.kind == "variadic":
             return None
         return self._runner(spec, p, out_dtype, {"unary": 1, "binary": 2, "where": 3, "move": 1}[spec.kind])
