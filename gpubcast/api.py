@@ -45,7 +45,8 @@ def _binary(op: ops.Op):
 
 
 #: the binary ops with a NumPy-style function (div_trunc is ONNX/OpenVINO's; prelu is written out)
-NUMPY_STYLE_BINARY = tuple(n for n in ops.BINARY if n not in ("div_trunc", "prelu"))
+NUMPY_STYLE_BINARY = tuple(n for n in ops.BINARY if n not in ("div_trunc", "prelu")
+                           and "activation" not in ops.get(n).tags)
 
 for _name in NUMPY_STYLE_BINARY:
     globals()[_name] = _binary(ops.get(_name))
@@ -64,7 +65,7 @@ def _unary(op: ops.Op):
 
 
 #: the unary ops with a NumPy-style function of that name (cast is written out)
-NUMPY_STYLE_UNARY = tuple(n for n in ops.UNARY if n != "cast")
+NUMPY_STYLE_UNARY = tuple(n for n in ops.UNARY if n != "cast" and "activation" not in ops.get(n).tags)
 
 for _name in NUMPY_STYLE_UNARY:
     globals()[_name] = _unary(ops.get(_name))
@@ -159,5 +160,63 @@ def expand(x, shape, *, out=None, backend=None):
                  shape=_target_shape(shape))
 
 
+# --- activations (issue #22): x and its parameters, each a Python scalar or a tensor broadcast to x ---
+
+def _activation(op: ops.Op, params):
+    """``f(x, p1=default1, ..., /, out=None, *, dtype=None, backend=None)`` over ``op``'s operands
+    (x, p1, ...): the parameters broadcast to x under the ``unidirectional`` rule (the result has
+    x's shape; a parameter that would grow it is a BroadcastError)."""
+    names = [name for name, _ in params]
+    defaults = [default for _, default in params]
+
+    def f(x, /, *args, out=None, dtype=None, backend=None, **kwargs):
+        if len(args) > len(names):
+            raise TypeError(f"{op.name}() takes x and at most {len(names)} parameter(s) "
+                            f"({', '.join(names) or 'none'}), got {1 + len(args)} positional arguments")
+        values = list(args) + defaults[len(args):]
+        for k, name in enumerate(names):
+            if name in kwargs:
+                if k < len(args):
+                    raise TypeError(f"{op.name}() got multiple values for argument {name!r}")
+                values[k] = kwargs.pop(name)
+        if kwargs:
+            raise TypeError(f"{op.name}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+        rule = "unidirectional" if names else "numpy"
+        return apply(op, (x, *values), rule=rule, out=out, dtype=dtype, backend=backend)
+
+    signature = ", ".join(["x", *(f"{n}={d!r}" for n, d in params), "/"]) if params else "x, /"
+    f.__name__ = f.__qualname__ = op.name
+    f.__doc__ = (f"{op.name}({signature}, out=None, *, dtype=None, backend=None): {op.doc}, elementwise.\n\n"
+                 + ("Each parameter is a Python scalar (it takes x's type) or a tensor broadcast to x\n"
+                    "(unidirectional: the result has x's shape); the parameters may also be passed by name.\n"
+                    if params else "")
+                 + "Float types compute in float64 and round once.  out / dtype / backend: as every function.\n"
+                 "Raises TypeError for non-float inputs of one common type (e.g. integer x with integer\n"
+                 "parameters), BroadcastError for a parameter that does not fit x.")
+    return f
+
+
+#: the activations with a NumPy-style function (``gelu`` is written out: its ``approximate=``)
+ACTIVATIONS = tuple(n for n in ops.ACTIVATIONS if n != "gelu_tanh")
+
+for _name in ACTIVATIONS:
+    if _name != "gelu":
+        globals()[_name] = _activation(ops.get(_name), ops.ACTIVATIONS[_name][1])
+
+
+def gelu(x, /, approximate="none", out=None, *, dtype=None, backend=None):
+    """The Gaussian error linear unit: ``x / 2 * (1 + erf(x / sqrt(2)))`` (``approximate='none'``)
+    or ``x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))`` (``'tanh'``), as ONNX Gelu and
+    OpenVINO Gelu-7 (``approximation_mode`` ERF / TANH); float types compute in float64 and
+    round once."""
+    if isinstance(approximate, bytes):
+        approximate = approximate.decode()
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    op = ops.get("gelu" if approximate == "none" else "gelu_tanh")
+    return apply(op, (x,), out=out, dtype=dtype, backend=backend)
+
+
 #: the functions this module defines (``from gpubcast.api import *``: these and nothing else)
-__all__ = ["broadcast_to", "cast", "clip", "expand", "prelu", "where", *NUMPY_STYLE_BINARY, *NUMPY_STYLE_UNARY]
+__all__ = ["broadcast_to", "cast", "clip", "expand", "prelu", "where", *NUMPY_STYLE_BINARY, *NUMPY_STYLE_UNARY,
+           *ACTIVATIONS]

@@ -29,7 +29,7 @@ from . import dtypes as _dt
 @dataclass(frozen=True)
 class Op:
     name: str
-    kind: str                  # unary | binary | ternary | quaternary | variadic | move
+    kind: str                  # unary | binary | ternary | quaternary | parametric | variadic | move
     arity: int | None          # None: variadic (1..N)
     reference: Callable        # NumPy reference over broadcast, loop-dtype inputs
     doc: str
@@ -297,14 +297,137 @@ declare(Op("cast", "unary", 1, _copy, "x converted to dtype= (NumPy's astype, ca
            accepts="biufc"))
 
 
+# --- activations (issue #22): ONNX / OpenVINO activation functions ----------------------------------
+#
+# An activation's parameters (alpha, beta, ...) are operands, not attributes: each is a Python
+# scalar (weak: it takes x's type) or a tensor that broadcasts to x (the API plans them with the
+# ``unidirectional`` rule: x is the target, a parameter never grows the result), so that one op
+# serves ONNX's attributes and OpenVINO's tensor inputs alike and every backend and ``gb.fuse``
+# see one op.  Ops without parameters are ``unary``, with one parameter ``binary`` (x, alpha),
+# with two ``parametric`` (x, p, q): all operands computed in their common float type
+# (``type_rule="same"``; the unary ones take NumPy's float type for integers, as ``sigmoid``).
+#
+# Values (the references below): the ONNX operator definitions, computed in float64 and rounded
+# once to the result's dtype (float64 inputs: in float64); the backends compute float16, bfloat16
+# and float32 the same way (in float64, rounded once), so the functions without a math library
+# call (softsign, leaky_relu, hard_sigmoid, hard_swish, thresholded_relu, shrink) agree exactly and
+# the others within ``MATH_ULPS``.
+
+def _activation(formula):
+    """A reference computing ``formula`` over float64 operands, rounded once to the first operand's
+    dtype (the loop dtype of every operand)."""
+    def f(x, *params):
+        x = np.asarray(x)
+        wide = [np.asarray(v, dtype=np.float64) for v in (x, *params)]
+        with np.errstate(all="ignore"):
+            return np.asarray(formula(*wide)).astype(x.dtype, copy=False)
+    f.__name__ = formula.__name__
+    return f
+
+
+_ERFC64 = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _softsign(x):
+    return x / (1.0 + np.abs(x))
+
+
+def _mish(x):
+    return x * np.tanh(np.logaddexp(0.0, x))
+
+
+def _hard_swish(x):
+    return x * np.maximum(0.0, np.minimum(1.0, x / 6.0 + 0.5))
+
+
+def _gelu(x):
+    """x / 2 * (1 + erf(x / sqrt 2)), as x / 2 * erfc(-x / sqrt 2): no cancellation for x < 0."""
+    return 0.5 * x * _ERFC64(x * -0.7071067811865476)
+
+
+def _gelu_tanh(x):
+    """x / 2 * (1 + tanh(u)), as x / (1 + exp(-2u)): no cancellation for x < 0."""
+    return x / (1.0 + np.exp(-1.5957691216057308 * (x + 0.044715 * (x * x * x))))
+
+
+def _leaky_relu(x, alpha):
+    return np.where(x < 0, x * alpha, x)
+
+
+def _elu(x, alpha):
+    return np.where(x > 0, x, alpha * np.expm1(x))
+
+
+def _celu(x, alpha):
+    return np.maximum(0.0, x) + np.minimum(0.0, alpha * np.expm1(x / alpha))
+
+
+def _swish(x, beta):
+    return x / (1.0 + np.exp(-(beta * x)))
+
+
+def _thresholded_relu(x, alpha):
+    return np.where(x > alpha, x, 0.0)
+
+
+def _selu(x, alpha, scale):
+    return np.where(x > 0, x, alpha * np.expm1(x)) * scale
+
+
+def _hard_sigmoid(x, alpha, beta):
+    return np.maximum(0.0, np.minimum(1.0, x * alpha + beta))
+
+
+def _shrink(x, bias, lambd):
+    return np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0.0))
+
+
+#: activation name -> (reference formula, parameters with their defaults (ONNX's), doc)
+ACTIVATIONS = {
+    "softplus": (_softplus, (), "log(1 + exp(x)), computed as logaddexp(0, x) (ONNX Softplus)"),
+    "softsign": (_softsign, (), "x / (1 + |x|) (ONNX Softsign)"),
+    "mish": (_mish, (), "x * tanh(softplus(x)) (ONNX Mish)"),
+    "hard_swish": (_hard_swish, (), "x * max(0, min(1, x / 6 + 1 / 2)) (ONNX HardSwish, OpenVINO HSwish)"),
+    "gelu": (_gelu, (), "x / 2 * (1 + erf(x / sqrt(2))) (ONNX Gelu, approximate='none')"),
+    "gelu_tanh": (_gelu_tanh, (), "x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) "
+                  "(ONNX Gelu, approximate='tanh')"),
+    "leaky_relu": (_leaky_relu, (("alpha", 0.01),), "x if x >= 0 else alpha * x (ONNX LeakyRelu)"),
+    "elu": (_elu, (("alpha", 1.0),), "x if x > 0 else alpha * (exp(x) - 1) (ONNX Elu)"),
+    "celu": (_celu, (("alpha", 1.0),), "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) (ONNX Celu)"),
+    "swish": (_swish, (("beta", 1.0),), "x * sigmoid(beta * x) (OpenVINO Swish)"),
+    "thresholded_relu": (_thresholded_relu, (("alpha", 1.0),), "x if x > alpha else 0 (ONNX ThresholdedRelu)"),
+    "selu": (_selu, (("alpha", 1.67326319217681884765625), ("scale", 1.05070102214813232421875)),
+             "scale * (x if x > 0 else alpha * (exp(x) - 1)) (ONNX Selu: scale is its gamma)"),
+    "hard_sigmoid": (_hard_sigmoid, (("alpha", 0.2), ("beta", 0.5)),
+                     "max(0, min(1, alpha * x + beta)) (ONNX HardSigmoid)"),
+    "shrink": (_shrink, (("bias", 0.0), ("lambd", 0.5)),
+               "x + bias if x < -lambd, x - bias if x > lambd, else 0 (ONNX Shrink)"),
+}
+#: the activations that call a math library (exp, log, tanh, erf): within ``MATH_ULPS``
+_MATH_ACTIVATIONS = ("softplus", "mish", "gelu", "gelu_tanh", "elu", "celu", "swish", "selu")
+
+for _name, (_formula, _params, _doc) in ACTIVATIONS.items():
+    if not _params:
+        declare(Op(_name, "unary", 1, _activation(_formula), _doc, ufunc=np.exp, accepts="f",
+                   tags=frozenset({"activation"})))
+    else:
+        declare(Op(_name, ("binary", "parametric")[len(_params) - 1], 1 + len(_params), _activation(_formula),
+                   _doc, type_rule="same", accepts="f", tags=frozenset({"activation"})))
+_MATH += _MATH_ACTIVATIONS
+
+
 def math_rtol(name: str, dtype) -> float:
     """The relative tolerance of op ``name`` on inputs of ``dtype`` against its reference:
     ``MATH_ULPS`` ulps of the float result for the math-library ops, else 0.0 (exact)."""
     op = get(name)
-    if op.kind != "unary":
+    if op.kind != "unary" and name not in _MATH_ACTIVATIONS:
         return 0.0
     try:
-        loop = op.resolve((np.dtype(dtype),))[0][0]
+        loop = op.resolve((np.dtype(dtype),) * op.arity)[0][0]
     except TypeError:
         return 0.0
     if name in _MATH or name == "abs" and loop.kind == "c":
@@ -314,3 +437,4 @@ def math_rtol(name: str, dtype) -> float:
 
 UNARY = tuple(n for n, op in REGISTRY.items() if op.kind == "unary")
 BINARY = tuple(n for n, op in REGISTRY.items() if op.kind == "binary")
+PARAMETRIC = tuple(n for n, op in REGISTRY.items() if op.kind == "parametric")

@@ -21,7 +21,8 @@ from .errors import BroadcastError
 #: rule name -> (spec, what the operands are)
 RULES = {
     "numpy": "ONNX multidirectional / OpenVINO NUMPY: 1..N shapes, right-aligned, each dim equal or 1",
-    "unidirectional": "ONNX Gemm C / PRelu slope: (target, other); other broadcasts to target, never the reverse",
+    "unidirectional": "ONNX Gemm C / PRelu slope: (target, other, ...); the others broadcast to target, never "
+                      "the reverse (an activation's parameters: several others)",
     "pdpd": "OpenVINO PDPD: (a, b, ...); b placed at `axis` of a, b's trailing 1s ignored, result is a",
     "bidirectional": "ONNX Expand / OpenVINO Broadcast-3 BIDIRECTIONAL: (input, target), numpy rule of the two",
     "explicit": "OpenVINO Broadcast-1 EXPLICIT: (input, target) with axes_mapping, result is target",
@@ -162,8 +163,8 @@ def dim_maps(shapes: Sequence[tuple[int, ...]], rule: str = "numpy", axis: int =
         _check_count(label, rule, shapes, exactly=2)
         target_index, others = 1, (0,)
     elif rule == "unidirectional":
-        _check_count(label, rule, shapes, exactly=2)
-        target_index, others = 0, (1,)
+        _check_count(label, rule, shapes, at_least=2)
+        target_index, others = 0, tuple(range(1, len(shapes)))
     else:  # pdpd: operand 0 is the target, every other operand is placed at `axis`
         _check_count(label, rule, shapes, at_least=1)
         target_index, others = 0, tuple(range(1, len(shapes)))

@@ -12,7 +12,7 @@ from gpubcast.dispatch import apply
 
 NUMERIC = dtypes.NUMERIC
 INTS = tuple(d for d in NUMERIC if d.kind in "iu")
-N_INPUTS = {"unary": 1, "binary": 2, "ternary": 3, "variadic": 3, "quaternary": 4, "move": 1}
+N_INPUTS = {"unary": 1, "binary": 2, "ternary": 3, "parametric": 3, "variadic": 3, "quaternary": 4, "move": 1}
 
 
 def loop_types(op, dt):

@@ -134,6 +134,11 @@ def make_spec(op, in_dtypes, out_dtype, scalar_second: bool = False) -> Spec | N
         raw, codec = _raw(in_dtypes[0], False)
         return Spec("variadic", lambda: rows.axpby_row(S.SCALAR["multiply"], S.SCALAR["add"], codec, raw),
                     (raw,) * 5, tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
+    if op.kind == "parametric":  # an activation's x and two parameters, in one pass
+        raw, codec = _raw(in_dtypes[0], False)
+        f = S.PARAMETRIC[op.name]
+        return Spec("variadic", lambda: rows.parametric_row(f, codec, raw), (raw,) * 4,
+                    tuple(_view(d, raw) for d in (*in_dtypes, out_dtype)))
     if op.kind == "unary":
         if op.name not in S.UNARY:  # cast: NumPy's own astype (the reference backend)
             return None

@@ -117,6 +117,9 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
                     lines.append(f"w{j}_{i} = {rn}(V_{op.name}({c}, {acc}, {a}))")
                     acc = f"w{j}_{i}"
                 expr = f"{rn}(F_{op.name}({c}, {acc}, {len(args)}))"
+            elif kind == "parametric":  # an activation's x and two parameters
+                f = function(S.PARAMETRIC, op.name, "P")
+                expr = f"{rn}({f}({c}, {args[0]}, {args[1]}, {args[2]}))"
             elif kind == "quaternary":  # axpby: alpha * x + beta * y, each product rounded
                 mul, add = function(S.SCALAR, "multiply", "B"), function(S.SCALAR, "add", "B")
                 expr = (f"{rn}({add}({c}, {rn}({mul}({c}, {args[0]}, {args[1]})), "

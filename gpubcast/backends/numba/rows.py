@@ -4,7 +4,8 @@ A *row function* is a C-callable (``numba.cfunc``) that computes one slab of the
 rows of ``n`` elements along the two innermost dims (its contract: ``memory``).  It is generated
 from an op's scalar function (``scalars``) by one factory per op kind: ``unary_row``, ``binary_row``
 (two inputs), ``where_row`` (condition + two values), ``variadic_row`` (N inputs folded into an
-accumulator, one pass over the output), ``axpby_row``; data movement is ``unary_row`` of
+accumulator, one pass over the output), ``axpby_row``, ``parametric_row`` (an activation's x
+and two parameters); data movement is ``unary_row`` of
 ``scalars.move``, by element size.  Row functions have specialised loops for unit-stride and
 broadcast (stride 0) operands, which LLVM vectorises, and a strided loop.
 """
@@ -173,3 +174,26 @@ def axpby_row(MUL, ADD, C, T):
                 by = MUL(C, load(pc, oc + k * sc, T), load(pd, od + k * sd, T))
                 store(po, oo + k * so, ADD(C, ax, by), T)
     return _compile(row, "axpby_row", MUL, ADD, C, T)
+
+
+def parametric_row(F, C, T):
+    """Row function of a parametric op (x and two parameters, ``scalars.PARAMETRIC``) over raw type
+    ``T``: ``F(C, x, p, q)``.  Operands as in ``variadic_row``: 3 inputs, then the output (index 3);
+    the usual case, parameters one value along the row, loads them once per row."""
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        px, pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64), load(ptrs, 3, I64)
+        sx, sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64), load(strides, 3, I64)
+        rx, ra = load(strides, nops, I64), load(strides, nops + 1, I64)
+        rb, ro = load(strides, nops + 2, I64), load(strides, nops + 3, I64)
+        for i in range(m):
+            ox, oa = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ra
+            ob, oo = load(offs, 2, I64) + i * rb, load(offs, 3, I64) + i * ro
+            if sa == 0 and sb == 0 and sx == 1 and so == 1:
+                a, b = load(pa, oa, T), load(pb, ob, T)
+                for k in range(n):
+                    store(po, oo + k, F(C, load(px, ox + k, T), a, b), T)
+            else:
+                for k in range(n):
+                    store(po, oo + k * so, F(C, load(px, ox + k * sx, T), load(pa, oa + k * sa, T),
+                                             load(pb, ob + k * sb, T)), T)
+    return _compile(row, "parametric_row", F, C, T)

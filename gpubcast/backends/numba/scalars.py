@@ -30,7 +30,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
-from .codecs import (SYSTEM_CPOW, ctruth, decode, encode, f64_from_bits, fabs_, family, fceil, fcopysign, ffloor,
+from .codecs import (SYSTEM_CPOW, ctruth, decode, double_to_half, encode, f64_from_bits, float_to_bfloat16, fabs_, family, fceil, fcopysign, ffloor,
                      ffma, ffmod, fpow, frint, fsqrt, system_cexp, system_clog, system_cpow, system_csqrt,
                      system_ctanh)
 
@@ -743,3 +743,126 @@ VARIADIC = {
 SIGN_AGNOSTIC = frozenset({"add", "subtract", "multiply", "bitwise_and", "bitwise_or", "bitwise_xor",
                            "equal", "not_equal", "left_shift", "logical_and", "logical_or",
                            "logical_xor", "sum"})
+
+
+# --- activations (issue #22; registry: ``ops.ACTIVATIONS``) ---------------------------------------------
+#
+# Each computes in float64 and rounds once to its dtype, as the registry's references: float16 by
+# NumPy's double -> half conversion, bfloat16 through float32 (ml_dtypes' astype from float64).
+
+def narrow(codec, x, r):
+    """float64 ``r`` as the raw value of ``x``'s type under ``codec``, rounded once."""
+    raise NotImplementedError
+
+
+@overload(narrow)
+def _narrow(codec, x, r):
+    name = codec.codec
+    if name == "float16":
+        return lambda codec, x, r: double_to_half(r)
+    if name == "bfloat16":
+        return lambda codec, x, r: float_to_bfloat16(np.float32(r))
+    t = x
+    return lambda codec, x, r: t(r)
+
+
+@register_jitable
+def _wide(codec, x):
+    return np.float64(decode(codec, x))
+
+
+def _act(fn):
+    """``fn(float64 x, float64 params...) -> float64`` as a raw-in, raw-out scalar function of 1-3 operands."""
+    fn = _jitable(fn)
+    nargs = fn.__code__.co_argcount
+    if nargs == 1:
+        return lambda codec, x: narrow(codec, x, fn(_wide(codec, x)))
+    if nargs == 2:
+        return lambda codec, x, y: narrow(codec, x, fn(_wide(codec, x), _wide(codec, y)))
+    return lambda codec, x, y, z: narrow(codec, x, fn(_wide(codec, x), _wide(codec, y), _wide(codec, z)))
+
+
+@register_jitable
+def _clip01(t):
+    """min(1, max(0, t)), NaN-propagating (NumPy's maximum / minimum)."""
+    if t < 0.0:
+        return 0.0
+    if t > 1.0:
+        return 1.0
+    return t
+
+
+@register_jitable
+def _max0(t):
+    """NumPy's maximum(0, t): NaN-propagating, +0 for a zero t."""
+    return t if t > 0.0 or t != t else 0.0
+
+
+@register_jitable
+def _min0(t):
+    """NumPy's minimum(0, t): NaN-propagating, +0 for a zero t."""
+    return t if t < 0.0 or t != t else 0.0
+
+
+@register_jitable
+def _softplus64(v):
+    """NumPy's logaddexp(0, v): max(v, 0) + log1p(exp(-|v|)); NaN stays NaN."""
+    if v != v:
+        return v
+    if v > 0.0:
+        return v + math.log1p(math.exp(-v))
+    return math.log1p(math.exp(v))
+
+
+def _declare_activations():
+    one = {
+        "softplus": lambda v: _softplus64(v),
+        "softsign": lambda v: v / (1.0 + abs(v)),
+        "mish": lambda v: v * math.tanh(_softplus64(v)),
+        "hard_swish": lambda v: v * _clip01(v / 6.0 + 0.5),
+        "gelu": lambda v: 0.5 * v * math.erfc(v * -0.7071067811865476),
+        "gelu_tanh": lambda v: v / (1.0 + math.exp(-1.5957691216057308 * (v + 0.044715 * (v * v * v)))),
+    }
+    two = {
+        "leaky_relu": lambda v, a: v * a if v < 0.0 else v,
+        "elu": lambda v, a: v if v > 0.0 else a * math.expm1(v),
+        "celu": lambda v, a: _max0(v) + _min0(a * math.expm1(v / a)),
+        "swish": lambda v, b: v / (1.0 + math.exp(-(b * v))),
+        "thresholded_relu": lambda v, a: v if v > a else 0.0,
+    }
+    three = {
+        "selu": lambda v, a, g: (v if v > 0.0 else a * math.expm1(v)) * g,
+        "hard_sigmoid": lambda v, a, b: _clip01(v * a + b),
+        "shrink": lambda v, b, lam: v + b if v < -lam else (v - b if v > lam else 0.0),
+    }
+    return ({n: {"f": _act(f)} for n, f in one.items()}, {n: {"f": _act(f)} for n, f in two.items()},
+            {n: {"f": _act(f)} for n, f in three.items()})
+
+
+def _parametric(families):
+    """Declare a scalar function ``f(codec, raw x, raw p, raw q) -> raw result`` (as ``_binary``)."""
+    def stub(codec, x, y, z):
+        raise NotImplementedError
+
+    @overload(stub)
+    def _ov(codec, x, y, z):
+        return _implementation(families, codec, x)
+    return stub
+
+
+def _make_activation_stubs():
+    unary, binary, parametric = _declare_activations()
+    UNARY.update(_make_unary_stubs(unary))
+    SCALAR.update(_make_stubs(binary, "op_"))
+    out = {}
+    for name, families in parametric.items():
+        stub = _parametric(families)
+        stub.__name__ = stub.__qualname__ = f"parametric_{name}"
+        stub.__module__ = __name__
+        globals()[stub.__name__] = stub
+        out[name] = stub
+    return out
+
+
+#: parametric op name (x and two parameters) -> scalar function ``f(codec, raw x, raw p, raw q)``
+PARAMETRIC = _make_activation_stubs()
