@@ -10,6 +10,7 @@ Type rules, applied to the inputs' dtypes (or weak Python scalar types):
 ``same``     the inputs' common type (``np.result_type``), kept for the output;
 ``where``    condition -> bool, the two values -> their common type;
 ``any``      data movement (and ``cast``): whatever the input is; ``dtype=`` sets the output.
+``params``   an activation's x and parameters: the arrays' common type, which Python scalars take.
 ``accepts`` limits ops to dtype kinds of their loop (bfloat16 counts as 'f').
 """
 
@@ -66,6 +67,8 @@ def _resolve(op: Op, types):
         return tuple(resolved[:-1]), resolved[-1]
     if op.type_rule == "any":
         return types, types[0]
+    if op.type_rule == "params":
+        return _resolve_params(op, types)
     if op.type_rule == "where":
         common = _dt.result_type(types[1:])
         return (np.dtype(bool), common, common), common
@@ -76,6 +79,21 @@ def _resolve(op: Op, types):
     if _dt.kind(common) not in op.accepts:
         raise TypeError(f"{op.name}: does not accept {common} inputs (accepted kinds: {op.accepts})")
     return (common,) * len(types), np.dtype(bool) if op.out_bool else common
+
+
+def _resolve_params(op: Op, types):
+    """An activation's x and parameters: the arrays' common type, which Python scalar parameters take
+    (bfloat16 included, which ``np.result_type`` would widen); integer arrays with a Python float
+    compute in NumPy's float type for them (int32 -> float64)."""
+    strong = [t for t in types if not isinstance(t, type)]
+    common = _dt.result_type(strong) if strong else _dt.result_type(types)
+    weak = [t for t in types if isinstance(t, type)]
+    if weak and _dt.kind(common) in "biu":
+        common = _dt.result_type((common, *weak))
+    if _dt.kind(common) not in op.accepts:
+        raise TypeError(f"{op.name}: does not accept {', '.join(_type_name(t) for t in types)} inputs "
+                        f"(their common type {common} is not a float type)")
+    return (common,) * len(types), common
 
 
 def _type_name(t) -> str:
@@ -304,8 +322,8 @@ declare(Op("cast", "unary", 1, _copy, "x converted to dtype= (NumPy's astype, ca
 # ``unidirectional`` rule: x is the target, a parameter never grows the result), so that one op
 # serves ONNX's attributes and OpenVINO's tensor inputs alike and every backend and ``gb.fuse``
 # see one op.  Ops without parameters are ``unary``, with one parameter ``binary`` (x, alpha),
-# with two ``parametric`` (x, p, q): all operands computed in their common float type
-# (``type_rule="same"``; the unary ones take NumPy's float type for integers, as ``sigmoid``).
+# with two ``parametric`` (x, p, q): all operands computed in their arrays' common float type
+# (``type_rule="params"``; the unary ones take NumPy's float type for integers, as ``sigmoid``).
 #
 # Values (the references below): the ONNX operator definitions, computed in float64 and rounded
 # once to the result's dtype (float64 inputs: in float64); the backends compute float16, bfloat16
@@ -416,7 +434,7 @@ for _name, (_formula, _params, _doc) in ACTIVATIONS.items():
                    tags=frozenset({"activation"})))
     else:
         declare(Op(_name, ("binary", "parametric")[len(_params) - 1], 1 + len(_params), _activation(_formula),
-                   _doc, type_rule="same", accepts="f", tags=frozenset({"activation"})))
+                   _doc, type_rule="params", accepts="f", tags=frozenset({"activation"})))
 _MATH += _MATH_ACTIVATIONS
 
 

@@ -23,7 +23,10 @@ PREFIXES = ("add", "sub", "mul", "div", "pow", "mod", "and", "or", "xor", "equal
             "greater_equal", "less_equal", "max", "min", "mean", "sum", "where", "expand", "prelu", "gemm",
             "bitshift", "bitwise_and", "bitwise_or", "bitwise_xor",
             "neg", "abs", "sqrt", "exp", "log", "tanh", "erf", "sigmoid", "reciprocal", "floor", "ceil",
-            "round", "sign", "relu", "not", "bitwise_not", "clip", "cast", "castlike", "identity", "constant")
+            "round", "sign", "relu", "not", "bitwise_not", "clip", "cast", "castlike", "identity", "constant",
+            # activations (issue #22)
+            "softplus", "softsign", "leakyrelu", "elu", "selu", "celu", "hardsigmoid", "hardswish", "mish", "gelu",
+            "thresholdedrelu", "shrink")
 SELECTED = rf"^test_({'|'.join(PREFIXES)})(_|\d)(?!pad)"
 
 #: element types gpubcast does not compute in (ONNX's float8 / float4 / float6, int4 / int2, e8m0)

@@ -351,10 +351,81 @@ def Constant(*, value=None, value_float=None, value_floats=None, value_int=None,
     return x
 
 
+# --- activations (issue #22) ---------------------------------------------------------------------------
+
+def _f32(v: float) -> float:
+    """An ONNX float attribute's default as the float32 it is stored as."""
+    return float(np.float32(v))
+
+
+#: ONNX name -> (registry op, type constraint T, the input's name, attributes with their defaults in the
+#: registry op's parameter order, what it computes).  Older versions differ only by Elu-1, LeakyRelu-1,
+#: Selu-1 and HardSigmoid-1's ``consumed_inputs`` (a legacy in-place hint: accepted, ignored).
+_ACTIVATIONS = {
+    "Softplus": ("softplus", FLOATS, "X", (), "log(1 + exp(X))"),
+    "Softsign": ("softsign", FLOATS, "X", (), "X / (1 + |X|)"),
+    "HardSwish": ("hard_swish", FLOATS, "X", (), "X * max(0, min(1, X / 6 + 1 / 2))"),
+    "Mish": ("mish", FLOATS, "X", (), "X * tanh(softplus(X))"),
+    "LeakyRelu": ("leaky_relu", FLOATS, "X", (("alpha", _f32(0.01)),), "X if X >= 0 else alpha * X"),
+    "Elu": ("elu", FLOATS, "X", (("alpha", 1.0),), "X if X > 0 else alpha * (exp(X) - 1)"),
+    "Celu": ("celu", FLOATS, "X", (("alpha", 1.0),), "max(0, X) + min(0, alpha * (exp(X / alpha) - 1))"),
+    "ThresholdedRelu": ("thresholded_relu", FLOATS, "X", (("alpha", 1.0),), "X if X > alpha else 0"),
+    "Selu": ("selu", FLOATS, "X", (("alpha", _f32(1.67326319217681884765625)),
+                                   ("gamma", _f32(1.05070102214813232421875))),
+             "gamma * (X if X > 0 else alpha * (exp(X) - 1))"),
+    "HardSigmoid": ("hard_sigmoid", FLOATS, "X", (("alpha", _f32(0.2)), ("beta", 0.5)),
+                    "max(0, min(1, alpha * X + beta))"),
+    "Shrink": ("shrink", NUMERIC, "input", (("bias", 0.0), ("lambd", 0.5)),
+               "input + bias if input < -lambd, input - bias if input > lambd, else 0 (integers: computed in "
+               "float64, converted back to the input's type)"),
+}
+#: the operators above whose version 1 takes the attribute ``consumed_inputs``
+CONSUMED_INPUTS = ("LeakyRelu", "Elu", "Selu", "HardSigmoid")
+
+
+def _activation(name: str, op_name: str, allowed, input_name: str, attributes, what: str):
+    op = ops.get(op_name)
+    names = [a for a, _ in attributes]
+    defaults = dict(attributes)
+
+    def f(X, /, *, backend=None, **attrs):
+        if name in CONSUMED_INPUTS:
+            attrs.pop("consumed_inputs", None)
+        unknown = sorted(set(attrs) - set(names))
+        if unknown:
+            raise TypeError(f"{name}: unknown attribute(s) {', '.join(unknown)}; {name} takes "
+                            f"{', '.join(names) or 'none'}")
+        (X,) = constrain(name, (X,), allowed, (input_name,))
+        params = [float(attrs.get(a, defaults[a])) for a in names]
+        result = apply(op, (X, *params), rule="unidirectional" if params else "numpy", backend=backend)
+        if hasattr(X, "dtype") and np.dtype(X.dtype).kind in "iu":  # Shrink on integers: back to X's type
+            result = api.cast(result, X.dtype, backend=backend)
+        return result
+
+    f.__name__ = f.__qualname__ = name
+    shown = ", ".join(f"{a}={d!r}" for a, d in attributes)
+    f.__doc__ = (f"ONNX {name}({input_name}{', ' + shown if shown else ''}): {what}, elementwise; the result "
+                 f"has {input_name}'s type and shape.\n\nAttributes are floats (their defaults: ONNX's, as "
+                 f"float32).  {_TYPES_DOC.format(_allowed(allowed))}")
+    return f
+
+
+for _name, _spec in _ACTIVATIONS.items():
+    globals()[_name] = _activation(_name, *_spec)
+
+
+def Gelu(X, /, *, approximate="none", backend=None):
+    """ONNX Gelu(X, approximate='none'): X / 2 * (1 + erf(X / sqrt(2))); approximate='tanh':
+    X / 2 * (1 + tanh(sqrt(2 / pi) * (X + 0.044715 X^3))).  Type constraint T: tensor(bfloat16),
+    tensor(double), tensor(float), tensor(float16)."""
+    (X,) = constrain("Gelu", (X,), FLOATS, ("X",))
+    return api.gelu(X, approximate, backend=backend)
+
+
 #: every operator this module implements, by ONNX name
 OPERATORS = {name: globals()[name] for name in (
     *_UNARY, *_BINARY, "Pow", "Mod", *_VARIADIC, "Where", "BitShift", "Expand", "PRelu", "Gemm", "Clip",
-    "Cast", "CastLike", "Identity", "Constant")}
+    "Cast", "CastLike", "Identity", "Constant", *_ACTIVATIONS, "Gelu")}
 
 __all__ = sorted(OPERATORS) + ["OPERATORS"]
 

@@ -55,12 +55,17 @@ from .constraints import type_name
 
 #: the first opset whose versions of these operators gpubcast runs (Add-6 and older had `broadcast`/`axis`)
 MIN_OPSET = 7
-#: operators with one version since opset 1 (Not-1): any opset
-MIN_OPSET_OF = {"Not": 1}
+#: operators whose version 1 gpubcast runs (Not-1; Softplus-1, Softsign-1; Elu-1, LeakyRelu-1, Selu-1 and
+#: HardSigmoid-1, whose legacy ``consumed_inputs`` is ignored): any opset
+MIN_OPSET_OF = {"Not": 1, "Softplus": 1, "Softsign": 1, "LeakyRelu": 1, "Elu": 1, "Selu": 1, "HardSigmoid": 1}
 #: the attributes an operator takes, as keywords of its gpubcast.onnx function
 ATTRIBUTES = {"Mod": ("fmod",), "BitShift": ("direction",), "Gemm": ("alpha", "beta", "transA", "transB"),
               "Clip": ("min", "max"), "Cast": ("to", "saturate", "round_mode"),
               "CastLike": ("saturate", "round_mode"),
+              "LeakyRelu": ("alpha", "consumed_inputs"), "Elu": ("alpha", "consumed_inputs"),
+              "Celu": ("alpha",), "ThresholdedRelu": ("alpha",), "Selu": ("alpha", "gamma", "consumed_inputs"),
+              "HardSigmoid": ("alpha", "beta", "consumed_inputs"), "Shrink": ("bias", "lambd"),
+              "Gelu": ("approximate",),
               "Constant": ("value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
                            "value_strings")}
 #: operators whose omitted optional inputs ("" in the node) are passed as None, wherever they are
