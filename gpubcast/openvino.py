@@ -25,16 +25,22 @@ Type rules (OpenVINO opset 1 specifications):
 - ``PRelu``: a 1-D slope as long as data's channel dim (dim 1) applies per channel;
   any other slope broadcasts to data with the numpy rule, one-directionally.
 
+- Activations (Elu, Gelu-7, HSigmoid, HSwish, Mish, SoftPlus, SoftSign, Swish, Selu, HardSigmoid)
+  take floating-point data; their tensor parameters have data's type and apply to every element
+  (Selu's are 1-D of one element, HardSigmoid's and Swish's 0-D).  ``Clamp`` takes any numeric type.
+
 Where OpenVINO's CPU plugin departs from these written rules, gpubcast follows
 the rules; the README lists the differences, each pinned by a test.
 """
 
 from __future__ import annotations
 
+import math
+
 from . import api, ops
 from . import dtypes as _dt
 from .dispatch import apply
-from .onnx.constraints import BOOL, NUMERIC, constrain
+from .onnx.constraints import BOOL, FLOATS, NUMERIC, constrain
 
 AUTO_BROADCASTS = ("numpy", "pdpd", "none")
 BROADCAST_MODES = ("numpy", "explicit", "bidirectional", "pdpd")
@@ -150,8 +156,103 @@ def Broadcast(data, target_shape, axes_mapping=None, mode="numpy", *, axis=-1, b
     return api.broadcast_to(data, target_shape, mode=mode, axes_mapping=axes_mapping, axis=axis, backend=backend)
 
 
+# --- activations (issue #22) -----------------------------------------------------------------------------
+#
+# Tensor parameters (Selu's alpha and lambda: 1-D tensors of one element; HardSigmoid's alpha and beta,
+# Swish's beta: 0-D tensors) have data's type and apply to every element, whatever data's rank: each
+# is checked for its written shape (a Python number also does) and passed as one value (0-d).
+
+#: OpenVINO name -> (registry op, what it computes); all take one tensor ``data`` of a float type
+_UNARY_ACTIVATIONS = {
+    "SoftPlus": ("softplus", "log(exp(x) + 1) (SoftPlus-4; its linear tail past the threshold is the "
+                             "rounded value itself for float16/float32)"),
+    "SoftSign": ("softsign", "x / (1 + |x|) (SoftSign-9)"),
+    "Mish": ("mish", "x * tanh(log(exp(x) + 1)) (Mish-4)"),
+    "HSwish": ("hard_swish", "x * min(max(x + 3, 0), 6) / 6 (HSwish-4)"),
+    "HSigmoid": ("hsigmoid", "min(max(x + 3, 0), 6) / 6 (HSigmoid-5)"),
+}
+
+
+def _unary_activation(name: str, op_name: str, what: str):
+    op = ops.get(op_name)
+
+    def f(data, /, *, backend=None):
+        (data,) = constrain(name, (data,), FLOATS, ("data",), spec=_SPEC)
+        return apply(op, (data,), backend=backend)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"OpenVINO {name}(data): {what}, elementwise; data of a floating-point type."
+    return f
+
+
+for _name, _spec in _UNARY_ACTIVATIONS.items():
+    globals()[_name] = _unary_activation(_name, *_spec)
+
+
+def _scalar_input(op: str, name: str, value, shape: tuple):
+    """A parameter input of written ``shape`` (() or (1,)) as one value (a 0-d array or the number)."""
+    got = tuple(getattr(value, "shape", ()))
+    if got != shape and not (_dt.is_python_scalar(value) and shape == (1,)):
+        what = "a 0-D tensor (scalar)" if shape == () else "a 1-D tensor with one element"
+        raise ValueError(f"{op}: input {name!r} must be {what}, got shape {got}")
+    return value.reshape(()) if got else value
+
+
+def Elu(data, /, *, alpha, backend=None):
+    """OpenVINO Elu-1(data, alpha): x if x > 0 else alpha * (exp(x) - 1); ``alpha`` a float attribute."""
+    (data,) = constrain("Elu", (data,), FLOATS, ("data",), spec=_SPEC)
+    return api.elu(data, float(alpha), backend=backend)
+
+
+def Gelu(data, /, *, approximation_mode="erf", backend=None):
+    """OpenVINO Gelu-7(data, approximation_mode='erf' | 'tanh'): x * Phi(x) by erf, or its tanh
+    approximation x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))."""
+    mode = str(approximation_mode).lower()
+    if mode not in ("erf", "tanh"):
+        raise ValueError(f"Gelu: approximation_mode must be 'erf' or 'tanh', got {approximation_mode!r}")
+    (data,) = constrain("Gelu", (data,), FLOATS, ("data",), spec=_SPEC)
+    return api.gelu(data, "none" if mode == "erf" else "tanh", backend=backend)
+
+
+def Swish(data, beta=None, /, *, backend=None):
+    """OpenVINO Swish-4(data, beta): x / (1 + exp(-beta * x)); ``beta`` an optional 0-D tensor of
+    data's type (1.0 when not given)."""
+    data, beta = constrain("Swish", (data, 1.0 if beta is None else beta), FLOATS, ("data", "beta"), spec=_SPEC)
+    return api.swish(data, _scalar_input("Swish", "beta", beta, ()), backend=backend)
+
+
+def Selu(data, alpha, lambda_, /, *, backend=None):
+    """OpenVINO Selu-1(data, alpha, lambda): lambda * (x if x > 0 else alpha * (exp(x) - 1)); alpha and
+    lambda are 1-D tensors of one element, of data's type."""
+    data, alpha, lambda_ = constrain("Selu", (data, alpha, lambda_), FLOATS, ("data", "alpha", "lambda"),
+                                     spec=_SPEC)
+    return api.selu(data, _scalar_input("Selu", "alpha", alpha, (1,)),
+                    _scalar_input("Selu", "lambda", lambda_, (1,)), backend=backend)
+
+
+def HardSigmoid(data, alpha, beta, /, *, backend=None):
+    """OpenVINO HardSigmoid-1(data, alpha, beta): max(0, min(1, alpha * x + beta)); alpha and beta are
+    0-D tensors of data's type."""
+    data, alpha, beta = constrain("HardSigmoid", (data, alpha, beta), FLOATS, ("data", "alpha", "beta"),
+                                  spec=_SPEC)
+    return api.hard_sigmoid(data, _scalar_input("HardSigmoid", "alpha", alpha, ()),
+                            _scalar_input("HardSigmoid", "beta", beta, ()), backend=backend)
+
+
+def Clamp(data, /, *, min, max, backend=None):  # noqa: A002 - OpenVINO's attribute names
+    """OpenVINO Clamp-1(data, min, max): min(max(x, min), max), any numeric type; for integer data
+    ``min`` is rounded up and ``max`` down (the spec's ceil / floor), floats keep NaN."""
+    (data,) = constrain("Clamp", (data,), NUMERIC, ("data",), spec=_SPEC)
+    lo, hi = float(min), float(max)
+    if _dt.kind(_dt.weak_type(data)) in "iu":
+        lo, hi = math.ceil(lo), math.floor(hi)
+    return api.clip(data, lo, hi, backend=backend)
+
+
 #: every operator this module implements, by OpenVINO name
-OPERATORS = {name: globals()[name] for name in (*_BINARY, "Divide", "Select", "PRelu", "Broadcast")}
+OPERATORS = {name: globals()[name] for name in (*_BINARY, "Divide", "Select", "PRelu", "Broadcast",
+                                                 *_UNARY_ACTIVATIONS, "Elu", "Gelu", "Swish", "Selu", "HardSigmoid",
+                                                 "Clamp")}
 
 __all__ = sorted(OPERATORS) + ["OPERATORS", "AUTO_BROADCASTS", "BROADCAST_MODES"]
 

@@ -372,6 +372,10 @@ def _gelu_tanh(x):
     return x / (1.0 + np.exp(-1.5957691216057308 * (x + 0.044715 * (x * x * x))))
 
 
+def _hsigmoid(x):
+    return np.minimum(np.maximum(x + 3.0, 0.0), 6.0) / 6.0
+
+
 def _leaky_relu(x, alpha):
     return np.where(x < 0, x * alpha, x)
 
@@ -410,6 +414,8 @@ ACTIVATIONS = {
     "softsign": (_softsign, (), "x / (1 + |x|) (ONNX Softsign)"),
     "mish": (_mish, (), "x * tanh(softplus(x)) (ONNX Mish)"),
     "hard_swish": (_hard_swish, (), "x * max(0, min(1, x / 6 + 1 / 2)) (ONNX HardSwish, OpenVINO HSwish)"),
+    "hsigmoid": (_hsigmoid, (), "min(max(x + 3, 0), 6) / 6 (OpenVINO HSigmoid; ONNX HardSigmoid's alpha = 1/6, "
+                 "beta = 1/2 without rounding them)"),
     "gelu": (_gelu, (), "x / 2 * (1 + erf(x / sqrt(2))) (ONNX Gelu, approximate='none')"),
     "gelu_tanh": (_gelu_tanh, (), "x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) "
                   "(ONNX Gelu, approximate='tanh')"),

@@ -793,6 +793,16 @@ def _clip01(t):
 
 
 @register_jitable
+def _clip06(t):
+    """min(max(t, 0), 6), NaN-propagating."""
+    if t < 0.0:
+        return 0.0
+    if t > 6.0:
+        return 6.0
+    return t
+
+
+@register_jitable
 def _max0(t):
     """NumPy's maximum(0, t): NaN-propagating, +0 for a zero t."""
     return t if t > 0.0 or t != t else 0.0
@@ -820,6 +830,7 @@ def _declare_activations():
         "softsign": lambda v: v / (1.0 + abs(v)),
         "mish": lambda v: v * math.tanh(_softplus64(v)),
         "hard_swish": lambda v: v * _clip01(v / 6.0 + 0.5),
+        "hsigmoid": lambda v: _clip06(v + 3.0) / 6.0,
         "gelu": lambda v: 0.5 * v * math.erfc(v * -0.7071067811865476),
         "gelu_tanh": lambda v: v / (1.0 + math.exp(-1.5957691216057308 * (v + 0.044715 * (v * v * v)))),
     }
