@@ -68,6 +68,10 @@ ATTRIBUTES = {"Mod": ("fmod",), "BitShift": ("direction",), "Gemm": ("alpha", "b
               "Gelu": ("approximate",),
               "Constant": ("value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
                            "value_strings")}
+#: operators whose omitted attributes take the defaults of the node's opset version (Selu-1's alpha and
+#: gamma are rounder than Selu-6's), not the gpubcast.onnx function's (the latest version's)
+VERSIONED_DEFAULTS = {"Softplus", "Softsign", "HardSwish", "Mish", "LeakyRelu", "Elu", "Celu", "ThresholdedRelu",
+                      "Selu", "HardSigmoid", "Shrink", "Gelu"}
 #: operators whose omitted optional inputs ("" in the node) are passed as None, wherever they are
 OPTIONAL_INPUTS = {"Clip"}
 #: operators that are not elementwise chains' links: Gemm (a matrix product), Pow (its result is
@@ -107,7 +111,7 @@ def compile_node(node: onnx.NodeProto, opset: int) -> _Step:
         raise NotImplementedError(f"gpubcast.onnx.backend: {label} is from opset {opset}; gpubcast runs "
                                   f"opset >= {MIN_OPSET}")
     try:
-        onnx.defs.get_schema(node.op_type, opset)
+        schema = onnx.defs.get_schema(node.op_type, opset)
     except onnx.defs.SchemaError:
         raise NotImplementedError(f"gpubcast.onnx.backend: {label}: ONNX opset {opset} has no "
                                   f"{node.op_type}") from None
@@ -117,6 +121,10 @@ def compile_node(node: onnx.NodeProto, opset: int) -> _Step:
         raise NotImplementedError(f"gpubcast.onnx.backend: {label} has attribute(s) {', '.join(unknown)} "
                                   f"that gpubcast does not implement")
     attributes = {k: _attribute(v) for k, v in attributes.items()}
+    if node.op_type in VERSIONED_DEFAULTS:   # the defaults of the node's own version (Selu-1's differ)
+        for name, attr in schema.attributes.items():
+            if name not in attributes and name != "consumed_inputs" and attr.default_value.name:
+                attributes[name] = _attribute(helper.get_attribute_value(attr.default_value))
     if len(node.output) != 1:
         raise NotImplementedError(f"gpubcast.onnx.backend: {label} has {len(node.output)} outputs; "
                                   f"{node.op_type} has exactly one")
