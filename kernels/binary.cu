@@ -61,6 +61,21 @@ struct Prelu {
   }
 };
 
+// activations with one parameter (issue #22): x and alpha of one float type, computed in double and
+// rounded once (numeric.cuh num::act)
+#define GB_ACTIVATION2(NAME, FN)                                                           \
+  struct NAME {                                                                            \
+    template <typename T> GB_FN T operator()(T x, T a) const {                             \
+      return num::cast<T>(num::act::FN(num::wide(x), num::wide(a)));                       \
+    }                                                                                      \
+  };
+GB_ACTIVATION2(LeakyRelu, leaky_relu)
+GB_ACTIVATION2(Elu, elu)
+GB_ACTIVATION2(Celu, celu)
+GB_ACTIVATION2(Swish, swish)
+GB_ACTIVATION2(ThresholdedRelu, thresholded_relu)
+#undef GB_ACTIVATION2
+
 template <class Op, typename A, typename B> using binary_result = decltype(Op()(A(), B()));
 
 template <class Op, typename A, typename B>

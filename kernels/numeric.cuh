@@ -603,5 +603,38 @@ template <typename R, typename A> GB_FN R cast(A x) {
   else return (R)x;
 }
 
+// --- activations (issue #22; gpubcast/ops.py ACTIVATIONS) ------------------------------------------------
+// Each computes in double and rounds once to its type (num::cast: float16 once, bfloat16 through
+// float, as ml_dtypes), like the registry's references; act:: holds the double formulas.
+template <typename T> GB_FN double wide(T x) {
+  if constexpr (is_half<T>()) return (double)to_float(x);
+  else return (double)x;
+}
+
+namespace act {
+GB_FN double clip01(double t) { return t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t; }  // NaN stays NaN
+GB_FN double clip06(double t) { return t < 0.0 ? 0.0 : t > 6.0 ? 6.0 : t; }
+GB_FN double max0(double t) { return t > 0.0 || t != t ? t : 0.0; }           // NumPy's maximum(0, t)
+GB_FN double min0(double t) { return t < 0.0 || t != t ? t : 0.0; }           // NumPy's minimum(0, t)
+GB_FN double softplus(double v) {                                             // NumPy's logaddexp(0, v)
+  if (v != v) return v;
+  return v > 0.0 ? v + log1p(exp(-v)) : log1p(exp(v));
+}
+GB_FN double softsign(double v) { return v / (1.0 + fabs(v)); }
+GB_FN double mish(double v) { return v * tanh(softplus(v)); }
+GB_FN double hard_swish(double v) { return v * clip01(v / 6.0 + 0.5); }
+GB_FN double hsigmoid(double v) { return clip06(v + 3.0) / 6.0; }
+GB_FN double gelu(double v) { return 0.5 * v * erfc(v * -0.7071067811865476); }
+GB_FN double gelu_tanh(double v) { return v / (1.0 + exp(-1.5957691216057308 * (v + 0.044715 * (v * v * v)))); }
+GB_FN double leaky_relu(double v, double a) { return v < 0.0 ? v * a : v; }
+GB_FN double elu(double v, double a) { return v > 0.0 ? v : a * expm1(v); }
+GB_FN double celu(double v, double a) { return max0(v) + min0(a * expm1(v / a)); }
+GB_FN double swish(double v, double b) { return v / (1.0 + exp(-(b * v))); }
+GB_FN double thresholded_relu(double v, double a) { return v > a ? v : 0.0; }
+GB_FN double selu(double v, double a, double g) { return (v > 0.0 ? v : a * expm1(v)) * g; }
+GB_FN double hard_sigmoid(double v, double a, double b) { return clip01(v * a + b); }
+GB_FN double shrink(double v, double b, double l) { return v < -l ? v + b : v > l ? v - b : 0.0; }
+}  // namespace act
+
 }  // namespace num
 }  // namespace gb

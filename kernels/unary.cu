@@ -1,6 +1,6 @@
 // unary.cu -- out[i] = Op(x[i]) over a broadcast plan, for every unary op of gpubcast/ops.py
 // (negative, abs, sqrt, exp, log, tanh, erf, sigmoid, reciprocal, floor, ceil, round, sign,
-// relu, logical_not, bitwise_not, cast).  The values are NumPy 2's (gb::num in numeric.cuh);
+// relu, logical_not, bitwise_not, cast; the activations softplus ... gelu_tanh).  The values are NumPy 2's (gb::num in numeric.cuh);
 // the math-library ops (exp, log, tanh, erf, sigmoid, complex abs) are CUDA's, within
 // gpubcast.ops.MATH_ULPS ulps of NumPy's.
 //
@@ -36,6 +36,17 @@ GB_UNARY(Sign, num::sign(x))
 GB_UNARY(Relu, num::maximum(x, A()))  // A() is +0 in every type: maximum's NaN and tie rules
 GB_UNARY(LogicalNot, !num::truth(x))
 GB_UNARY(BitwiseNot, num::invert(x))
+
+// activations (issue #22): computed in double, rounded once to A (numeric.cuh num::act)
+#define GB_ACTIVATION1(NAME, FN) GB_UNARY(NAME, num::cast<A>(num::act::FN(num::wide(x))))
+GB_ACTIVATION1(Softplus, softplus)
+GB_ACTIVATION1(Softsign, softsign)
+GB_ACTIVATION1(Mish, mish)
+GB_ACTIVATION1(HardSwish, hard_swish)
+GB_ACTIVATION1(Hsigmoid, hsigmoid)
+GB_ACTIVATION1(Gelu, gelu)
+GB_ACTIVATION1(GeluTanh, gelu_tanh)
+#undef GB_ACTIVATION1
 
 // Cast: NumPy's astype (casting='unsafe'); float -> int out of range or NaN is undefined.
 struct Cast {

@@ -1,8 +1,9 @@
 // variadic.cu -- out[i] = x1[i] (+) x2[i] (+) ... (+) xn[i] in one pass over up to
 // MAX_VARIADIC inputs (ONNX Sum, Mean, Max, Min), folded left to right like
 // functools.reduce(np.add / np.maximum / np.minimum, xs); Mean then divides by n.
-// Axpby (Gemm's scaling and bias) is the one non-fold: inputs (alpha, x, beta, y) give
-// alpha * x + beta * y, each product rounded in T (no FMA), like the NumPy reference.
+// Axpby (Gemm's scaling and bias) is a non-fold: inputs (alpha, x, beta, y) give
+// alpha * x + beta * y, each product rounded in T (no FMA), like the NumPy reference; so are the
+// parametric activations Selu, HardSigmoid, Shrink over (x, p, q).
 //
 // Kernels (launch contract: indexing.cuh):
 //   variadic_contig<Op, T>             no strided operand; Head<MAX_VARIADIC> argument
@@ -35,6 +36,21 @@ struct Min {
 };
 struct Axpby {};  // exactly 4 inputs (alpha, x, beta, y); not a fold
 
+// Parametric activations (issue #22): exactly 3 inputs (x, p, q), computed in double and rounded
+// once (numeric.cuh num::act); not a fold.
+template <class Op> struct is_parametric { static constexpr bool value = false; };
+#define GB_PARAMETRIC(NAME, FN)                                                            \
+  struct NAME {                                                                            \
+    template <typename T> GB_FN T operator()(T x, T p, T q) const {                        \
+      return num::cast<T>(num::act::FN(num::wide(x), num::wide(p), num::wide(q)));         \
+    }                                                                                      \
+  };                                                                                       \
+  template <> struct is_parametric<NAME> { static constexpr bool value = true; };
+GB_PARAMETRIC(Selu, selu)
+GB_PARAMETRIC(HardSigmoid, hard_sigmoid)
+GB_PARAMETRIC(Shrink, shrink)
+#undef GB_PARAMETRIC
+
 template <class Op, typename T> constexpr int variadic_contig_ept = GENERAL_EPT;  // 8 inputs: keep tiles small
 template <class Op, typename T, typename index_t> constexpr int variadic_general_ept = GENERAL_EPT;
 
@@ -48,6 +64,9 @@ template <class Op, typename T, int EPT> struct VariadicBody {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
         r[k] = num::add(num::multiply(x[0][k], x[1][k]), num::multiply(x[2][k], x[3][k]));
+    } else if constexpr (is_parametric<Op>::value) {
+#pragma unroll
+      for (int k = 0; k < EPT; ++k) r[k] = Op()(x[0][k], x[1][k], x[2][k]);
     } else {
 #pragma unroll
       for (int k = 0; k < EPT; ++k) r[k] = x[0][k];

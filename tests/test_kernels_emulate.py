@@ -363,6 +363,28 @@ def test_axpby_gemm_bias_in_one_pass(dtype, backends):
                        for lc in backends[be].launches[first:])
 
 
+PARAMETRIC_CASES = [(name, dt) for name in ops.PARAMETRIC for dt in checks.EMULATION_DTYPES if _dt.kind(dt) == "f"]
+
+
+@pytest.mark.parametrize("name, dtype", PARAMETRIC_CASES, ids=[f"{n}-{d}" for n, d in PARAMETRIC_CASES])
+def test_parametric_activation_every_layout(name, dtype, backends):
+    """An activation's x and two parameters (kernels/variadic.cu): parameters as kernel-argument
+    scalars, a row, a column, x's own shape; x contiguous, transposed, flipped."""
+    rng = np.random.default_rng(4)
+    v = lambda *s: checks.values(rng, dtype, s)
+    x = v(37, 45)
+    calls = [(x, np.asarray(v()), np.asarray(v())), (x, v(45), v(37, 1)), (x, v(37, 45), v(1, 45)),
+             (checks.layout(rng, x, "transposed"), v(45), np.asarray(v())),
+             (checks.layout(rng, x, "flipped"), checks.layout(rng, v(37, 45), "transposed"), v(37, 1))]
+    for inputs in calls:
+        for be in (BE, BE64):
+            first = len(backends[be].launches)
+            _same(name, apply(ops.get(name), inputs, rule="unidirectional", backend=be),
+                  apply(ops.get(name), inputs, rule="unidirectional", backend="numpy"), dtype)
+            assert all(lc.name.startswith("gb::variadic_") and f"gb::{ops.get(name).functor}" in lc.name
+                       for lc in backends[be].launches[first:])
+
+
 @pytest.mark.parametrize("inner", [1, 2, 3, 5, 7, 1031])
 def test_general_tiles_crossing_innermost_rows(inner, backends):
     # the 32-bit general kernels step offsets along the innermost dim and locate a tile's

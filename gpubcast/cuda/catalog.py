@@ -6,7 +6,8 @@ Every op of the registry (``gpubcast.ops``) maps to one kernel family:
     binary    binary.cu     <Op, A, B>            A, B: the op's loop dtypes
     ternary   ternary.cu    <Where, Bytes<N>>     N: itemsize of the values (data movement)
     variadic  variadic.cu   <Op, T>               T: the inputs' common dtype (also the
-                                                  quaternary axpby: 4 inputs in one pass)
+                                                  quaternary axpby: 4 inputs in one pass, and
+                                                  the parametric activations: x, p, q)
     copy      copy.cu       <Copy, Bytes<N>>      N: itemsize (data movement)
 
 and each (op, types) has three kernels: ``*_contig`` (no strided operand), ``*_general``

@@ -116,6 +116,8 @@ def source(program, out_dtype) -> str:
                 expr = f"w{j}_{i}"
             if op.name == "mean":
                 expr = f"num::true_divide({expr}, num::from_count<{cx(natural)}>({len(args)}))"
+        elif kind == "parametric":     # an activation's x and two parameters (kernels/variadic.cu)
+            expr = f"{op.functor}()({args[0]}, {args[1]}, {args[2]})"
         elif kind == "quaternary":     # axpby: each product rounded (kernels/variadic.cu Axpby)
             expr = f"num::add(num::multiply({args[0]}, {args[1]}), num::multiply({args[2]}, {args[3]}))"
         else:                          # data movement: the value itself

@@ -33,7 +33,7 @@ FAMILIES = {
     "unary": Family("unary.cu", ("unary",), 1),
     "binary": Family("binary.cu", ("binary",), 2),
     "ternary": Family("ternary.cu", ("ternary",), 3),
-    "variadic": Family("variadic.cu", ("variadic", "quaternary"), 8),   # kernels/variadic.cu MAX_IN
+    "variadic": Family("variadic.cu", ("variadic", "quaternary", "parametric"), 8),   # kernels/variadic.cu MAX_IN
     "copy": Family("copy.cu", ("move",), 1),
 }
 #: op kind -> the family computing it

@@ -275,7 +275,7 @@ def dtypes_for(op: _ops.Op, dtypes=EMULATION_DTYPES) -> list[tuple]:
         if op.name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
             pairs.append((np.dtype(np.int64), np.dtype(np.uint64)))
         return pairs
-    if op.kind in ("variadic", "quaternary"):
+    if op.kind in ("variadic", "quaternary", "parametric"):
         return [(t,) for t in dtypes if _dt.kind(t) in op.accepts]
     if op.kind == "unary":  # the dtypes that are their own loop, with a CUDA kernel
         own = []
