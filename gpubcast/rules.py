@@ -106,7 +106,7 @@ def _check_count(label, rule, shapes, exactly=None, at_least=1):
     if exactly is not None and n != exactly:
         raise BroadcastError(f"{label}: rule '{rule}' takes exactly {exactly} shapes, got {n}")
     if n < at_least:
-        raise BroadcastError(f"{label}: rule '{rule}' takes at least {at_least} shape, got {n}")
+        raise BroadcastError(f"{label}: rule '{rule}' takes at least {at_least} shape{'s' * (at_least > 1)}, got {n}")
 
 
 def dim_maps(shapes: Sequence[tuple[int, ...]], rule: str = "numpy", axis: int = -1,

@@ -117,6 +117,18 @@ def test_unary_math_variadic_and_casts(cupy, launched):
     _fused_and_unfused(lambda x: gb.multiply(x, 3, dtype=np.float64) + gb.reciprocal(x), cupy, launched, x)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=str)
+def test_activation_chains(dtype, cupy, launched):
+    """Unary, one-parameter and parametric (x, p, q) activations in one generated kernel, bit for bit
+    the unfused chain; a tensor parameter broadcast to x."""
+    x, a = _v((9, 40), dtype), (RNG.uniform(0.1, 1.0, (40,))).astype(dtype)
+    _fused_and_unfused(lambda x, a: gb.hard_sigmoid(gb.leaky_relu(x, a), 0.25, 0.5) + gb.gelu(x, "tanh")
+                       * gb.mish(x), cupy, launched, x, a)
+    _fused_and_unfused(lambda x, a: gb.shrink(gb.selu(x, a, 1.5), 0.25, a) - gb.elu(gb.softplus(x), 0.5)
+                       + gb.swish(gb.softsign(x), a) * gb.celu(x, 2.0) + gb.thresholded_relu(gb.hard_swish(x), a)
+                       + gb.gelu(x) * gb.hsigmoid(x), cupy, launched, x, a)
+
+
 def test_layouts_and_scalars(cupy, launched):
     x = cupy.asarray(_v((40, 70)))
     t = cupy.asarray(_v((70, 40))).T                     # transposed: shared-memory tiles

@@ -14,7 +14,10 @@ import gpubcast.openvino as gv
 from gpubcast import backends
 
 f32 = np.float32
-ELEMENTWISE = sorted(set(gv.OPERATORS) - {"Select", "PRelu", "Broadcast"})
+#: the activations (issue #22: tests/test_activations.py), with example arguments
+ACTIVATIONS = {"SoftPlus": (), "SoftSign": (), "Mish": (), "HSwish": (), "HSigmoid": (), "Gelu": (), "Swish": (),
+               "Elu": (), "Clamp": (), "Selu": ("1-D", "1-D"), "HardSigmoid": ("0-D", "0-D")}
+ELEMENTWISE = sorted(set(gv.OPERATORS) - {"Select", "PRelu", "Broadcast"} - set(ACTIVATIONS))
 
 
 # --- the examples of the specifications (/work/shared/spec) -------------------------------
@@ -221,5 +224,8 @@ def test_every_operator_passes_backend_through(name, monkeypatch):
     f, b = np.array([1.5, -2.0], f32), np.array([True, False])
     args = {"Select": (b, f, f), "Broadcast": (f, [2, 2]), "LogicalAnd": (b, b), "LogicalOr": (b, b),
             "LogicalXor": (b, b)}.get(name, (f, f))
-    gv.OPERATORS[name](*args, backend="numpy")
+    if name in ACTIVATIONS:
+        args = (f, *(f[:1] if p == "1-D" else f[0] for p in ACTIVATIONS[name]))
+    kwargs = {"Elu": {"alpha": 1.0}, "Clamp": {"min": -1.0, "max": 1.0}}.get(name, {})
+    gv.OPERATORS[name](*args, backend="numpy", **kwargs)
     assert requested and set(requested) == {"numpy"}

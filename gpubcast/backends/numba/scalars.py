@@ -30,9 +30,9 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
-from .codecs import (SYSTEM_CPOW, ctruth, decode, double_to_half, encode, f64_from_bits, float_to_bfloat16, fabs_, family, fceil, fcopysign, ffloor,
-                     ffma, ffmod, fpow, frint, fsqrt, system_cexp, system_clog, system_cpow, system_csqrt,
-                     system_ctanh)
+from .codecs import (SYSTEM_CPOW, ctruth, decode, double_to_half, encode, f64_from_bits, fabs_, family, fceil,
+                     fcopysign, ffloor, ffma, ffmod, float_to_bfloat16, fpow, frint, fsqrt, system_cexp, system_clog,
+                     system_cpow, system_csqrt, system_ctanh)
 
 
 # --- helpers over computed values -----------------------------------------------------------------
@@ -676,11 +676,12 @@ def _declare_unary():
     }
 
 
-def _make_unary_stubs(table):
+def _make_unary_stubs(table, declare=None, prefix="unary_"):
+    """Unary scalar functions by name (``declare``/``prefix``: those of another arity, e.g. ``_parametric``)."""
     out = {}
     for name, families in table.items():
-        stub = _unary(families)
-        stub.__name__ = stub.__qualname__ = f"unary_{name}"
+        stub = (declare or _unary)(families)
+        stub.__name__ = stub.__qualname__ = f"{prefix}{name}"
         stub.__module__ = __name__
         globals()[stub.__name__] = stub
         out[name] = stub
@@ -865,14 +866,7 @@ def _make_activation_stubs():
     unary, binary, parametric = _declare_activations()
     UNARY.update(_make_unary_stubs(unary))
     SCALAR.update(_make_stubs(binary, "op_"))
-    out = {}
-    for name, families in parametric.items():
-        stub = _parametric(families)
-        stub.__name__ = stub.__qualname__ = f"parametric_{name}"
-        stub.__module__ = __name__
-        globals()[stub.__name__] = stub
-        out[name] = stub
-    return out
+    return _make_unary_stubs(parametric, _parametric, "parametric_")
 
 
 #: parametric op name (x and two parameters) -> scalar function ``f(codec, raw x, raw p, raw q)``
