@@ -3,7 +3,9 @@
 Every binary op of ``ops.BINARY`` becomes ``f(x1, x2, /, out=None, *,
 broadcast="numpy", axis=-1, dtype=None, backend=None)``, every unary op of ``ops.UNARY``
 ``f(x, /, out=None, *, dtype=None, backend=None)``; ``cast``, ``clip``, ``where``, ``prelu``,
-``broadcast_to`` and ``expand`` are written out.
+``broadcast_to`` and ``expand`` are written out.  Every activation of ``ops.ACTIVATIONS`` becomes
+``f(x, /, *params, out=None, dtype=None, backend=None)`` with its parameters (defaults: ONNX's) as
+operands broadcast to x (``unidirectional``); ``gelu`` takes ``approximate='none' | 'tanh'``.
 """
 
 from __future__ import annotations
