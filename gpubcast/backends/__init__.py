@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import warnings
 
+from .. import hot_calls
 from . import threading_layer
 
 threading_layer.preload()  # TBB's library, before Numba picks a threading layer (see that module)
@@ -50,6 +51,7 @@ def registered(name: str, backend):
     backend that was there (or none) is back after it."""
     previous = _instances.get(name)
     _instances[name] = backend
+    hot_calls.forget_all()  # runners and compiled entries prepared by the backend that was there
     try:
         yield backend
     finally:
@@ -57,6 +59,7 @@ def registered(name: str, backend):
             _instances.pop(name, None)
         else:
             _instances[name] = previous
+        hot_calls.forget_all()
 
 
 def default_cpu():
