@@ -124,6 +124,8 @@ def register(table: dict, out, inputs, driver: int, row: int, meta: int, slots, 
     codes = []
     for x, dt in zip(inputs, slots):
         if dt is None:
+            if type(x) is not np.ndarray:   # only an array is passed as it is
+                return False
             codes.append(0)
         elif isinstance(x, np.generic) or dt.num in PYTHON_SCALAR_LOOPS and dt.isnative:
             codes.append(1 + dt.num)   # 0 is an array's slot (NPY_BOOL's number is 0)
