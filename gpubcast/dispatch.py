@@ -150,22 +150,28 @@ _ndarray = np.ndarray
 def _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target, shape):
     """The hot-path cache key of a call on plain NumPy arrays and scalars, or None.  A scalar is keyed
     by its type, never its value (NEP 50: the type decides the loop; a Python int that does not fit
-    it is the general path's, see ``_with_scalars``).  (Two arrays: built inline in ``apply``, 14 or
-    17 items; here 9 + 3 per input: never the same length.)"""
+    it is the general path's, see ``_with_scalars``).  A CUDA array is keyed by its type too.  (Two
+    NumPy arrays: built inline in ``apply``, 14 or 17 items, starting with the op's name and its
+    first dtype; here the name and the number of inputs.)"""
     nd = _ndarray
     if out is None:
         okey = None
     elif type(out) is nd:
         okey = (out.dtype, out.shape, out.strides)
+    elif type(out) in backends.DEVICE_ARRAY_TYPES:
+        okey = (type(out), out.dtype, out.shape, out.strides)
     else:
         return None
-    key = [op.name, okey, rule, axis, backend or backends.DEFAULT_CPU, axes_mapping, dtype, target, shape]
+    key = [op.name, len(inputs), okey, rule, axis, backend or backends.DEFAULT_CPU, axes_mapping, dtype, target,
+           shape]
     for x in inputs:
         t = type(x)
         if t is nd:
             key += (x.dtype, x.shape, x.strides)
         elif t in _PYTHON_SCALARS or isinstance(x, np.generic):
             key += (t, None, None)
+        elif t in backends.DEVICE_ARRAY_TYPES:   # a CUDA array: its type says which device library
+            key += (t, x.dtype, x.shape, x.strides)
         else:
             return None
     return tuple(key)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import warnings
+import weakref
 
 from .. import hot_calls
 from . import threading_layer
@@ -30,6 +31,9 @@ _WHERE = {
 }
 #: the backend NumPy inputs run on unless ``backend=`` says otherwise
 DEFAULT_CPU = "numba"
+#: the array types of the CUDA backends made so far (CuPy's ndarray; a virtual device's): the hot path
+#: keys such arrays by type, dtype, shape and strides, as NumPy arrays
+DEVICE_ARRAY_TYPES: weakref.WeakSet = weakref.WeakSet()
 
 _instances: dict = {}
 

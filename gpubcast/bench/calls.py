@@ -13,8 +13,10 @@ host path with the kernel launch stubbed (the virtual device), whose peer is CuP
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -62,17 +64,25 @@ def _unary_binary_rows():
     ]
 
 
+def _pair(ours, theirs):
+    """A row's ``make`` for calls that need nothing set up."""
+    return lambda _stack: (ours, theirs)
+
+
+def _on(f, args):
+    return lambda: f(*args)
+
+
 def _chain_rows():
     import gpubcast as gb
 
     rows = []
     for chain in fused.CHAINS:
-        args = [a for a in fused.inputs(chain, "tiny", "cpu", np.float32, 1)[0]]
+        args = fused.inputs(chain, "tiny", "cpu", np.float32, 1)[0]
         by_gb, by_np = chain.make(gb), chain.make(np)
-        rows.append(Row(f"{chain.name} chain, op by op", "numpy op by op",
-                        lambda _, g=by_gb, n=by_np, a=args: (lambda: g(*a), lambda: n(*a))))
+        rows.append(Row(f"{chain.name} chain, op by op", "numpy op by op", _pair(_on(by_gb, args), _on(by_np, args))))
         rows.append(Row(f"{chain.name} chain, gb.fuse", "numpy op by op",
-                        lambda _, g=gb.fuse(by_gb), n=by_np, a=args: (lambda: g(*a), lambda: n(*a))))
+                        _pair(_on(gb.fuse(by_gb), args), _on(by_np, args))))
     return rows
 
 
@@ -100,8 +110,9 @@ def _onnx_rows():
     x, b = _operands()
     s = b * 0.5
     model = _onnx_graph()
+    rep = backend.prepare(model)
     rows = [Row("ONNX 3-node graph, backend rep.run", "numpy op by op",
-                lambda _: (lambda r=backend.prepare(model): r.run([x, s, b]), lambda: np.tanh(x * s + b)))]
+                _pair(lambda: rep.run([x, s, b]), lambda: np.tanh(x * s + b)))]
     try:
         import onnxruntime as ort
     except ImportError:
@@ -117,29 +128,61 @@ def _onnx_rows():
     return rows
 
 
-@contextlib.contextmanager
-def _stubbed_launches():
-    """The virtual CUDA device (``devtools.virtual``) with every kernel launch a no-op: what is left
-    of a call is gpubcast's host path (planning, kernel choice, argument packing)."""
-    from gpubcast.devtools import virtual
+class _HostOnlyArray:
+    """What the CUDA backend reads of a CuPy array, as plain attributes (CuPy's are C fields); no
+    memory behind it (nothing is launched)."""
 
-    with virtual.installed() as device:
-        launch = virtual.Function.__call__
-        virtual.Function.__call__ = lambda self, grid, block, args, **kwargs: None
-        try:
-            yield device
-        finally:
-            virtual.Function.__call__ = launch
+    __slots__ = ("dtype", "shape", "strides", "data")
+    _DATA = SimpleNamespace(ptr=1 << 40, device_id=0)    # an aligned address nothing reads
+
+    def __init__(self, shape, dtype):
+        self.dtype, self.shape = np.dtype(dtype), tuple(shape)
+        self.strides = tuple(self.dtype.itemsize * math.prod(self.shape[k + 1:]) for k in range(len(self.shape)))
+        self.data = self._DATA
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.data.ptr, False), "version": 3}
+
+
+def _host_only_cupy():
+    """A stand-in for CuPy whose kernel launches do nothing: a call through it costs gpubcast's CUDA
+    host path (hot path, operand checks, argument packing) and nothing else."""
+    class Device:
+        id, compute_capability = 0, "90"
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    device = Device()
+
+    class Module:
+        def load(self, binary):
+            pass
+
+        def get_function(self, name):
+            return lambda grid, block, args: None
+
+    xp = SimpleNamespace(ndarray=_HostOnlyArray, empty=_HostOnlyArray,
+                         may_share_memory=lambda a, b: False,
+                         cuda=SimpleNamespace(Device=lambda device_id=None: device,
+                                              function=SimpleNamespace(Module=Module)))
+    return xp
 
 
 def _cuda_rows():
     import gpubcast as gb
+    from gpubcast import backends
+    from gpubcast.backends.cuda import CudaBackend
 
     def make(stack):
-        device = stack.enter_context(_stubbed_launches())
-        x, b = (device.asarray(a) for a in _operands())
-        return (lambda: gb.add(x, b), None)
-    return [Row("CUDA add(x, b), host path (launch stubbed)", "", make)]
+        stack.enter_context(backends.registered("cuda", CudaBackend(_host_only_cupy())))
+        x, b = (_HostOnlyArray(a.shape, a.dtype) for a in _operands())
+        return (lambda: gb.add(x, b), lambda: gb.multiply(x, 2.0))
+    return [Row("CUDA add(x, b), host path (launch stubbed)", "same, multiply(x, 2.0)", make)]
 
 
 def rows(cuda: bool = True) -> list[Row]:
