@@ -178,11 +178,14 @@ def _cuda_rows():
     from gpubcast import backends
     from gpubcast.backends.cuda import CudaBackend
 
-    def make(stack):
-        stack.enter_context(backends.registered("cuda", CudaBackend(_host_only_cupy())))
-        x, b = (_HostOnlyArray(a.shape, a.dtype) for a in _operands())
-        return (lambda: gb.add(x, b), lambda: gb.multiply(x, 2.0))
-    return [Row("CUDA add(x, b), host path (launch stubbed)", "same, multiply(x, 2.0)", make)]
+    def on_device(call):
+        def make(stack):
+            stack.enter_context(backends.registered("cuda", CudaBackend(_host_only_cupy())))
+            x, b = (_HostOnlyArray(a.shape, a.dtype) for a in _operands())
+            return (lambda: call(x, b), None)
+        return make
+    return [Row("CUDA add(x, b), host path (launch stubbed)", "", on_device(lambda x, b: gb.add(x, b))),
+            Row("CUDA multiply(x, 2.0), host path (launch stubbed)", "", on_device(lambda x, b: gb.multiply(x, 2.0)))]
 
 
 def rows(cuda: bool = True) -> list[Row]:
