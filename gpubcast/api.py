@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from . import ops
+from . import compiled_calls, ops
 from .dtypes import is_python_scalar
 from .dispatch import apply
 from .rules import check_shape
@@ -32,7 +32,14 @@ def _rule(broadcast: str) -> str:
 
 
 def _binary(op: ops.Op):
+    table = compiled_calls.table_for(op.name)
+
     def f(x1, x2, /, out=None, *, broadcast="numpy", axis=-1, dtype=None, backend=None):
+        if broadcast == "numpy" and dtype is None and backend is None:  # the compiled hot path first
+            result = compiled_calls.call(table, out, x1, x2)
+            if result is not None:
+                return result
+            return apply(op, (x1, x2), axis=axis, out=out, table=table)
         return apply(op, (x1, x2), rule=_rule(broadcast), axis=axis, out=out, dtype=dtype, backend=backend)
 
     f.__name__ = f.__qualname__ = op.name
@@ -55,7 +62,14 @@ for _name in NUMPY_STYLE_BINARY:
 
 
 def _unary(op: ops.Op):
+    table = compiled_calls.table_for(op.name)
+
     def f(x, /, out=None, *, dtype=None, backend=None):
+        if dtype is None and backend is None:  # the compiled hot path first
+            result = compiled_calls.call(table, out, x)
+            if result is not None:
+                return result
+            return apply(op, (x,), out=out, table=table)
         return apply(op, (x,), out=out, dtype=dtype, backend=backend)
 
     f.__name__ = f.__qualname__ = op.name
@@ -78,9 +92,31 @@ def cast(x, dtype, /, out=None, *, backend=None):
 
     A float that is nan or out of the integer dtype's range converts to an undefined value, as
     in C, NumPy (which warns) and ONNX."""
+    if backend is None:  # the compiled hot path first: one table per target dtype
+        table = _CAST_TABLES.get(dtype)
+        if table is not None:
+            result = compiled_calls.call(table, out, x)
+            if result is not None:
+                return result
     if dtype is None:
         raise TypeError("cast: dtype is required, e.g. cast(x, numpy.float32)")
-    return apply(ops.get("cast"), (x,), out=out, dtype=dtype, backend=backend)
+    table = _cast_table(dtype) if backend is None else None
+    return apply(_CAST, (x,), out=out, dtype=dtype, backend=backend, table=table)
+
+
+_CAST = ops.get("cast")
+#: cast's compiled tables by ``dtype=`` as given (a type, a dtype or a string: each its own table)
+_CAST_TABLES: dict = {}
+
+
+def _cast_table(dtype):
+    try:
+        table = _CAST_TABLES.get(dtype)
+    except TypeError:  # an unhashable dtype= (the general path says what is wrong with it)
+        return None
+    if table is None and len(_CAST_TABLES) < 256:
+        table = _CAST_TABLES[dtype] = compiled_calls.table_for(f"cast to {dtype}")
+    return table
 
 
 def clip(x, min=None, max=None, /, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names
@@ -92,14 +128,19 @@ def clip(x, min=None, max=None, /, out=None, *, broadcast="numpy", backend=None)
     if lo is None and hi is None:
         return cast(x, _dtype_of(x), out=out, backend=backend)
     if hi is None:
-        return apply(ops.get("maximum"), (x, lo), rule=rule, out=out, backend=backend)
-    y = x if lo is None else apply(ops.get("maximum"), (x, lo), rule=rule, backend=backend)
-    return apply(ops.get("minimum"), (y, hi), rule=rule, out=out, backend=backend)
+        return _MAXIMUM(x, lo, out, broadcast=rule, backend=backend)
+    y = x if lo is None else _MAXIMUM(x, lo, broadcast=rule, backend=backend)
+    return _MINIMUM(y, hi, out, broadcast=rule, backend=backend)
+
+
+_MAXIMUM, _MINIMUM = globals()["maximum"], globals()["minimum"]
 
 
 def _clip_bound(x, bound):
+    if type(bound) is not int:
+        return bound
     dt = _dtype_of(x)
-    if type(bound) is int and dt.kind in "iu":
+    if dt.kind in "iu":
         info = np.iinfo(dt)
         return min(max(bound, int(info.min)), int(info.max))
     return bound
@@ -115,8 +156,16 @@ def where(condition, x, y, /, out=None, *, broadcast="numpy", axis=-1, backend=N
     With broadcast='pdpd' (OpenVINO Select), ``x`` is the target: ``condition``
     and ``y`` are each placed onto it at ``axis``.
     """
-    return apply(ops.get("where"), (condition, x, y), rule=_rule(broadcast), axis=axis, out=out,
-                 backend=backend, target=1)
+    if broadcast == "numpy" and backend is None:  # the compiled hot path first
+        result = compiled_calls.call(_WHERE_TABLE, out, condition, x, y)
+        if result is not None:
+            return result
+        return apply(_WHERE, (condition, x, y), axis=axis, out=out, target=1, table=_WHERE_TABLE)
+    return apply(_WHERE, (condition, x, y), rule=_rule(broadcast), axis=axis, out=out, backend=backend, target=1)
+
+
+_WHERE = ops.get("where")
+_WHERE_TABLE = compiled_calls.table_for("where")
 
 
 def prelu(x, slope, /, out=None, *, backend=None):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backends
+from . import backends, compiled_calls
 from . import dtypes as _dt
 from .hot_calls import HotCalls
 from .ops import Op
@@ -29,12 +29,14 @@ from .plan import plan as make_plan, take
 
 
 def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=None, out=None,
-          dtype=None, backend: str | None = None, target: int = 0, shape=None):
+          dtype=None, backend: str | None = None, target: int = 0, shape=None, table=None):
     """Run ``op`` over ``inputs`` broadcast under ``rule``; return the output array.
 
     ``target`` is the operand PDPD places the others onto (operand order of
     ``inputs`` is kept for the op).  ``shape`` is the target shape of a data
     movement op (``copy``), planned as the last operand (the first for PDPD).
+    ``table``: the caller's ``compiled_calls`` table (it tried it first), which gets this call's
+    entry once it has a runner C can run.
     """
     runner = None
     if len(inputs) == 2 and type(inputs[0]) is _ndarray and type(inputs[1]) is _ndarray:
@@ -56,6 +58,8 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
         except TypeError:  # unhashable options (e.g. a list for axes_mapping or shape)
             key = None
         if runner is not None:
+            if table is not None and hasattr(runner, "compiled"):
+                compiled_calls.register(table, out, inputs, *runner.compiled)
             result = runner(inputs, out)
             if result is not None:
                 return result
@@ -98,9 +102,10 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
     p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
     slots = None if key is None or widened or not hasattr(be, "prepare") else _scalar_slots(inputs, arrays, loop)
     if slots is not None:
-        runner = HOT.note(key, lambda: _with_scalars(be.prepare(op, p, tuple(x.dtype for x in arrays), out_dtype),
-                                                     slots))
+        runner = HOT.note(key, lambda: _prepared(be, op, p, arrays, out_dtype, slots))
         if runner is not None:  # the second sighting: prepared now
+            if table is not None and hasattr(runner, "compiled"):
+                compiled_calls.register(table, out, inputs, *runner.compiled)
             result = runner(inputs, out)
             if result is not None:
                 return result
@@ -145,22 +150,28 @@ _ndarray = np.ndarray
 def _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target, shape):
     """The hot-path cache key of a call on plain NumPy arrays and scalars, or None.  A scalar is keyed
     by its type, never its value (NEP 50: the type decides the loop; a Python int that does not fit
-    it is the general path's, see ``_with_scalars``).  (Two arrays: built inline in ``apply``, 14 or
-    17 items; here 9 + 3 per input: never the same length.)"""
+    it is the general path's, see ``_with_scalars``).  A CUDA array is keyed by its type too.  (Two
+    NumPy arrays: built inline in ``apply``, 14 or 17 items, starting with the op's name and its
+    first dtype; here the name and the number of inputs.)"""
     nd = _ndarray
     if out is None:
         okey = None
     elif type(out) is nd:
         okey = (out.dtype, out.shape, out.strides)
+    elif type(out) in backends.DEVICE_ARRAY_TYPES:
+        okey = (type(out), out.dtype, out.shape, out.strides)
     else:
         return None
-    key = [op.name, okey, rule, axis, backend or backends.DEFAULT_CPU, axes_mapping, dtype, target, shape]
+    key = [op.name, len(inputs), okey, rule, axis, backend or backends.DEFAULT_CPU, axes_mapping, dtype, target,
+           shape]
     for x in inputs:
         t = type(x)
         if t is nd:
             key += (x.dtype, x.shape, x.strides)
         elif t in _PYTHON_SCALARS or isinstance(x, np.generic):
             key += (t, None, None)
+        elif t in backends.DEVICE_ARRAY_TYPES:   # a CUDA array: its type says which device library
+            key += (t, x.dtype, x.shape, x.strides)
         else:
             return None
     return tuple(key)
@@ -181,6 +192,18 @@ def _scalar_slots(inputs, arrays, loop):
         else:
             return None
     return tuple(slots)
+
+
+def _prepared(be, op, p, arrays, out_dtype, slots):
+    """The backend's runner for this signature, taking its scalars by value (``_with_scalars``); with
+    ``compiled`` (``compiled_calls.register``'s arguments after the call's own) where the backend
+    described it to C as ``native`` (driver, row, meta addresses)."""
+    inner = be.prepare(op, p, tuple(x.dtype for x in arrays), out_dtype)
+    runner = _with_scalars(inner, slots)
+    native = getattr(inner, "native", None)
+    if native is not None:  # runner: a function made for this signature (its attribute is this call's)
+        runner.compiled = (*native, slots, out_dtype, p.out_shape, inner)
+    return runner
 
 
 def _with_scalars(runner, slots):

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import api, backends, dispatch, ops
+from . import api, backends, compiled_calls, dispatch, ops
 from . import dtypes as _dt
 from .hot_calls import HotCalls
 from .plan import plan as make_plan
@@ -321,16 +321,23 @@ class Fused:
         self.fn = fn
         self._traces: dict = {}
         self._hot = HotCalls(MAX_TRACES)   # call key -> runner (hot_calls, as dispatch's hot path)
+        self._table = compiled_calls.table_for(f"fuse {getattr(fn, '__qualname__', fn)}")
         functools.update_wrapper(self, fn)
 
     def __repr__(self):
         return f"<gpubcast.fuse of {getattr(self.fn, '__qualname__', self.fn)!r}>"
 
     def __call__(self, *args, out=None, backend=None):
+        if backend is None and len(args) <= 3:   # the compiled hot path first (arrays only: see _prepared)
+            result = compiled_calls.call(self._table, out, *args)
+            if result is not None:
+                return result
         fast = _fast_key(args, out, backend)
         if fast is not None:
             runner = self._hot.runners.get(fast)
             if runner is not None:
+                if backend is None and hasattr(runner, "compiled"):
+                    compiled_calls.register(self._table, out, args, *runner.compiled)
                 result = runner(args, out)
                 if result is not None:
                     return result
@@ -394,8 +401,9 @@ def _prepared(be, p: Program, args, out, as_tuple: bool):
     arrays = _operands(p, args, be)
     if prepare is None or not all(type(x) is np.ndarray for x in arrays):
         return None
-    base = prepare(p, output_plan(p, arrays, out), tuple(x.dtype for x in arrays), p.dtype
-                   if out is None else out.dtype)
+    plan = output_plan(p, arrays, out)
+    base_dtype, base_shape = p.dtype if out is None else out.dtype, plan.out_shape
+    base = prepare(p, plan, tuple(x.dtype for x in arrays), base_dtype)
     if base is None:
         return None
     picks = tuple(leaf.arg for leaf, _ in p.leaves)
@@ -403,6 +411,9 @@ def _prepared(be, p: Program, args, out, as_tuple: bool):
     def runner(args, out):
         result = base([args[i] for i in picks], out)   # out: None or one array (a tuple has no key)
         return result if result is None or not as_tuple else (result,)
+    native = getattr(base, "native", None)
+    if native is not None and not as_tuple and picks == tuple(range(len(args))):  # each argument a leaf, in order
+        runner.compiled = (*native, (None,) * len(args), base_dtype, base_shape, base)
     return runner
 
 

@@ -13,6 +13,13 @@ it starts over.
 
 from __future__ import annotations
 
+import weakref
+
+from . import compiled_calls
+
+#: every ``HotCalls`` alive, for ``forget_all``
+_ALL: weakref.WeakSet = weakref.WeakSet()
+
 
 def noted(inputs, out):
     """The entry of a signature seen once: no runner yet (the call takes the general path)."""
@@ -27,11 +34,12 @@ def no_runner(inputs, out):
 class HotCalls:
     """Signature -> runner, bounded (see the module docstring)."""
 
-    __slots__ = ("runners", "maxsize")
+    __slots__ = ("runners", "maxsize", "__weakref__")
 
     def __init__(self, maxsize: int):
         self.runners: dict = {}       # signature -> runner, ``noted`` or ``no_runner``; cleared in place
         self.maxsize = maxsize
+        _ALL.add(self)
 
     def note(self, key, prepare):
         """One more sighting of ``key`` on the general path: the first is remembered; on the second,
@@ -53,3 +61,11 @@ class HotCalls:
 
     def clear(self) -> None:
         self.runners.clear()
+
+
+def forget_all() -> None:
+    """Forget every runner of every ``HotCalls`` and every compiled entry: what a backend prepared
+    must not serve calls after that backend was replaced (``backends.registered``)."""
+    for hot in list(_ALL):
+        hot.clear()
+    compiled_calls.clear()

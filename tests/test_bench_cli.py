@@ -185,3 +185,19 @@ def test_a_default_backend_that_cannot_load_is_reported_and_numpy_arrays_still_c
     assert lines[0] == "[1.0, 2.0, 3.0] [1.0, 1.0]" and lines[1] == "1 RuntimeWarning True"
     assert "  numba        unavailable: does not import (ModuleNotFoundError" in run.stdout
     assert "default CPU backend: numpy (numba cannot load: ModuleNotFoundError" in run.stdout
+
+
+def test_small_calls_table_has_every_row_with_its_peer(quick_run):
+    """``--size tiny`` measures the small calls (gpubcast/bench/calls.py) next to their peers in one run."""
+    from gpubcast.bench import calls
+
+    _, out, doc, _ = quick_run
+    assert "Small calls" in out
+    rows = {(r.call, r.peer) for r in calls.rows()}
+    got = {(r["call"], r["peer"]) for r in doc["calls"]}
+    assert got == rows
+    for r in doc["calls"]:
+        assert r["gpubcast_s"] > 0
+        assert (r["peer_s"] is None) == (r["ratio"] is None) == (r["peer"] == "")
+        if r["ratio"] is not None:
+            assert r["ratio"] == pytest.approx(r["gpubcast_s"] / r["peer_s"])

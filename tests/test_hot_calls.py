@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gpubcast as gb
-from gpubcast import dispatch, hot_calls
+from gpubcast import backends, dispatch, hot_calls
 from gpubcast.hot_calls import HotCalls
 
 
@@ -136,3 +136,37 @@ def test_object_casts_keep_the_general_paths_errors():
     for _ in range(3):
         with pytest.raises(TypeError, match="cast: computing on object elements failed with ValueError"):
             gb.cast(o, np.float64)
+
+
+def test_cuda_calls_repeat_through_the_backends_runner(cupy, monkeypatch):
+    """The CUDA host path's hot runner (``CudaBackend.prepare``): each call's own scalar values and
+    addresses, out=, host 0-d arrays; an out= sharing an input's memory takes the general path."""
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(64))
+    host_x = np.linspace(-3, 3, 32, dtype=np.float32).reshape(4, 8)
+    host_b = np.arange(8, dtype=np.float32)
+    x, b = cupy.asarray(host_x), cupy.asarray(host_b)
+    for v in [2.0, -0.5, 3, np.float32(7), np.array(1.5, np.float32)] * 3:
+        np.testing.assert_array_equal(cupy.asnumpy(gb.multiply(x, v)), np.multiply(host_x, v))
+        np.testing.assert_array_equal(cupy.asnumpy(gb.add(x, b)), host_x + host_b)
+    be, general = backends.get("cuda"), []
+    execute = be.execute
+    monkeypatch.setattr(be, "execute", lambda *args: (general.append(args[0].name), execute(*args)))
+    for v in [4.0, 5, np.float32(-2)]:
+        np.testing.assert_array_equal(cupy.asnumpy(gb.multiply(x, v)), np.multiply(host_x, v))
+    np.testing.assert_array_equal(cupy.asnumpy(gb.add(x, b)), host_x + host_b)
+    assert general == []                      # every one served by a prepared runner
+    o = cupy.empty((4, 8), np.float32)
+    for _ in range(3):
+        assert gb.add(x, b, out=o) is o
+        np.testing.assert_array_equal(cupy.asnumpy(o), host_x + host_b)
+    y = cupy.asarray(host_x)
+    for _ in range(3):   # in place, element for element: fine; then a partial overlap: the general path
+        gb.add(y, b, out=y)
+    np.testing.assert_array_equal(cupy.asnumpy(y), host_x + host_b + host_b + host_b)
+    z = cupy.asarray(np.arange(9, dtype=np.float32))
+    gb.add(z[1:], z[:-1], out=z[1:])
+    gb.add(z[1:], z[:-1], out=z[1:])
+    want = np.arange(9, dtype=np.float32)
+    for _ in range(2):
+        want[1:] = want[1:] + want[:-1].copy()
+    np.testing.assert_array_equal(cupy.asnumpy(z), want)

@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import warnings
+import weakref
 
+from .. import hot_calls
 from . import threading_layer
 
 threading_layer.preload()  # TBB's library, before Numba picks a threading layer (see that module)
@@ -29,6 +31,9 @@ _WHERE = {
 }
 #: the backend NumPy inputs run on unless ``backend=`` says otherwise
 DEFAULT_CPU = "numba"
+#: the array types of the CUDA backends made so far (CuPy's ndarray; a virtual device's): the hot path
+#: keys such arrays by type, dtype, shape and strides, as NumPy arrays
+DEVICE_ARRAY_TYPES: weakref.WeakSet = weakref.WeakSet()
 
 _instances: dict = {}
 
@@ -50,6 +55,7 @@ def registered(name: str, backend):
     backend that was there (or none) is back after it."""
     previous = _instances.get(name)
     _instances[name] = backend
+    hot_calls.forget_all()  # runners and compiled entries prepared by the backend that was there
     try:
         yield backend
     finally:
@@ -57,6 +63,7 @@ def registered(name: str, backend):
             _instances.pop(name, None)
         else:
             _instances[name] = previous
+        hot_calls.forget_all()
 
 
 def default_cpu():

@@ -16,6 +16,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..cuda import compiler, launch
+from ..cuda.sources import FAMILIES
+from . import DEVICE_ARRAY_TYPES
 
 #: loaded kernels kept (per device and name); past it they are loaded again from the disk cache
 MAX_FUNCTIONS = 4096
@@ -42,6 +44,7 @@ class CudaBackend:
         passes its stand-in)."""
         self.xp = _cupy() if xp is None else xp
         self._functions: dict = {}        # (device id, name expression) -> cupy kernel
+        DEVICE_ARRAY_TYPES.add(self.xp.ndarray)
 
     # ---- arrays --------------------------------------------------------------------------
     def owns(self, x) -> bool:
@@ -111,6 +114,33 @@ class CudaBackend:
                                         self.operand(out, True, dev))
         for lc in launches:
             self._launch(lc, dev)
+
+    def prepare(self, op, p, in_dtypes, out_dtype):
+        """A runner ``f(inputs, out) -> out`` for repeated calls with plan ``p`` and these dtypes (the
+        hot path, ``dispatch``): the launch templates are chosen once per pattern of host values,
+        then each call only packs its addresses and values and launches on the current device and
+        stream.  It returns None (the general path runs) for an ``out=`` sharing memory with an input."""
+        if not p.size:
+            return None
+        shape, templates = p.out_shape, {}      # templates: per pattern of host values
+        xp, operand = self.xp, self.operand
+
+        def runner(inputs, out):
+            if out is None:
+                out = xp.empty(shape, dtype=out_dtype)
+            elif any(self.may_share_memory(x, out) for x in inputs):
+                return None
+            dev = xp.cuda.Device().id
+            operands = (operand(out, True, dev), *(operand(x, device=dev) for x in inputs))
+            host = tuple(o.value is not None for o in operands[1:])
+            found = templates.get(host)
+            if found is None:
+                found = templates[host] = launch.templates_for(op.name, p, in_dtypes, np.dtype(out_dtype), host)
+            for t in found:
+                self._launch(launch.Launch(t.family, t.name, launch.pack(t, operands, FAMILIES[t.family].nin),
+                                           t.grid, t.ept), dev)
+            return out
+        return runner
 
     def execute_fused(self, program, p, inputs, out) -> bool:
         """Run fused ``program`` (``gpubcast.fusion``) over plan ``p`` of its leaves ``inputs`` into ``out``

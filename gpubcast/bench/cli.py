@@ -154,6 +154,7 @@ def _run(args, console) -> int:
         console.print(f"skipped {s['pattern']} {s['size']} on {s['backend']}: {s['reason']}", markup=False)
     fused_records = _fused(args, console, chains, sizes, dtype, settings, gpu is not None) \
         if args.fused and chains else []
+    call_records = _calls(console, settings) if "tiny" in sizes and not names else []
 
     document = {
         "gpubcast_version": gpubcast.__version__,
@@ -169,6 +170,7 @@ def _run(args, console) -> int:
         "records": records,
         "skipped": skipped,
         "fused": fused_records,
+        "calls": call_records,
     }
     if args.json:
         report.write_json(document, args.json)
@@ -177,6 +179,25 @@ def _run(args, console) -> int:
         report.plot(document, args.plot)
         console.print(f"wrote {args.plot}", markup=False)
     return 0
+
+
+def _calls(console, settings) -> list[dict]:
+    """The small calls (``bench/calls.py``): gpubcast against the same call in NumPy, one table."""
+    from rich.table import Table
+
+    from . import calls
+
+    with console.status("small calls"):
+        records = calls.run(repeat=settings.repeat, min_sample_s=settings.min_sample_s)
+    table = Table(title=f"Small calls, {calls.SHAPE} float32, warm: median per call")
+    for col in ("call", "gpubcast", "peer", "peer's", "gpubcast / peer"):
+        table.add_column(col, justify="left" if col in ("call", "peer") else "right")
+    for r in records:
+        table.add_row(r["call"], f"{r['gpubcast_s'] * 1e6:.2f} us", r["peer"],
+                      "" if r["peer_s"] is None else f"{r['peer_s'] * 1e6:.2f} us",
+                      "" if r["ratio"] is None else f"{r['ratio']:.2f}")
+    console.print(table)
+    return records
 
 
 def _fused(args, console, chains, sizes, dtype, settings, gpu: bool) -> list[dict]:

@@ -23,6 +23,7 @@ import itertools
 import math
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,8 +42,7 @@ SHARED_MIN = 32        # shared tiles only with at least a warp's width of colum
 SHARED_BYTES = 8192 + TILE_COLS * 16   # kernels/indexing.cuh SHARED_BYTES: the buffer, per block
 
 
-@dataclass(frozen=True)
-class Operand:
+class Operand(NamedTuple):   # made per operand per call: a tuple is the cheapest record
     """One operand: device memory at ``ptr`` (element (0, ..., 0)), or a host ``value``."""
     dtype: np.dtype
     ptr: int = 0
@@ -54,8 +54,8 @@ class Operand:
         return cls(dt, 0, np.asarray(x, dtype=dt).tobytes())
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):   # made per launch per call
+    """One kernel launch: its family, kernel, by-value argument, grid and elements per thread."""
     family: str
     name: str           # C++ name expression of the kernel
     params: bytes       # the kernel's one by-value argument

@@ -39,6 +39,8 @@ ONNX Runtime.
 
 from __future__ import annotations
 
+import functools
+
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -275,6 +277,12 @@ class _Placement:
         return step.function(*args, **step.attributes, backend=backend)
 
 
+@functools.lru_cache(maxsize=64)
+def _onnx_type_name(elem_type: int) -> str:
+    """ONNX's name of a TensorProto element type (as ``type_name`` names a dtype)."""
+    return type_name(helper.tensor_dtype_to_np_dtype(elem_type))
+
+
 def _declared_shape(shape) -> tuple:
     """A graph input's declared dims: each an int (static) or None (symbolic or unknown)."""
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in shape.dim)
@@ -282,6 +290,8 @@ def _declared_shape(shape) -> tuple:
 
 def _check_shape(name: str, given: tuple, declared: tuple) -> None:
     """A feed's shape against its input's declared rank and static dims, as ONNX Runtime checks it."""
+    if len(given) == len(declared) and all(d is None or g == d for g, d in zip(given, declared)):
+        return
     shown = "(" + ", ".join("?" if d is None else str(d) for d in declared) + (",)" if len(declared) == 1 else ")")
     if len(given) != len(declared):
         raise ValueError(f"gpubcast.onnx.backend: input {name!r} has shape {given} of rank {len(given)}, but the "
@@ -343,7 +353,7 @@ class GpubcastRep(BackendRep):
         for name, x in feeds.items():
             x = feeds[name] = x if hasattr(x, "dtype") else np.asarray(x)
             if name in self._declared:
-                expected = type_name(helper.tensor_dtype_to_np_dtype(self._declared[name]))
+                expected = _onnx_type_name(self._declared[name])
                 if type_name(x.dtype) != expected:
                     raise TypeError(f"gpubcast.onnx.backend: input {name!r} must be tensor({expected}), got "
                                     f"tensor({type_name(x.dtype)})")

@@ -15,6 +15,8 @@ each includes every type the operator's earlier versions (opset >= 7) allow.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..dtypes import bfloat16, is_python_scalar, result_type, weak_type
@@ -35,6 +37,19 @@ _ONNX_NAMES = {"float32": "float", "float64": "double"}
 
 def type_name(dtype) -> str:
     """ONNX's name for a dtype: float32 -> 'float', float64 -> 'double', any string dtype -> 'string'."""
+    if type(dtype) in _DTYPE_CLASSES:   # a dtype instance (the per-call case): its name, cached
+        try:
+            return _type_name(dtype)
+        except TypeError:  # an unhashable dtype (structured with unhashable metadata): named afresh
+            pass
+    return _type_name.__wrapped__(dtype)
+
+
+_DTYPE_CLASSES = frozenset(type(np.dtype(t)) for t in "?bhilqBHILQefdgFDGSUOV")
+
+
+@functools.lru_cache(maxsize=256)
+def _type_name(dtype) -> str:
     dt = np.dtype(dtype)
     if dt.kind in "OUST":
         return "string"

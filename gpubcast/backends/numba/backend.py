@@ -356,6 +356,8 @@ class NumbaBackend(HostArrays):
                     return None
                 return out
         runner.keep = (meta, spec)  # the arrays and compiled code at the addresses the runner uses
+        if size and empty is np.empty:  # the same call for the compiled hot path (compiled_calls)
+            runner.native = (int(meta[H_DRIVER]), int(meta[H_ROW]), mp)
         return runner
 
 
@@ -373,6 +375,8 @@ def _cast_runner(p, out_dtype):
             return None
         np.copyto(out, x, casting="unsafe")
         return out
+    if empty is np.empty:
+        runner.native = (0, 0, 0)   # compiled_calls: driver 0 is NumPy's cast
     return runner
 
 

@@ -1,0 +1,210 @@
+"""Small calls (``python -m gpubcast bench --size tiny``): what one everyday call costs, gpubcast
+against the same call in NumPy (or onnxruntime), measured in one run.
+
+Every row is a warm, repeated call on (4, 8) float32 operands (the fused chains on their tiny
+shapes, ``bench/fused.py``); the time is the median over samples of many calls each
+(``measure.time_host``).  Rows: the NumPy-style functions with arrays, Python and NumPy scalars and a
+0-d array (the scalar's own cost), ``where``, ``cast``, ``clip``, ``broadcast_to``, ``out=``; a fused
+chain and the same chains op by op; the ONNX backend running a 3-node graph; and the CUDA backend's
+host path with the kernel launch stubbed (the virtual device), whose peer is CuPy's own host cost
+(not measurable without a GPU, so not shown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import fused, measure
+
+SHAPE = (4, 8)
+WARM_CALLS = 5
+
+
+@dataclass(frozen=True)
+class Row:
+    call: str
+    peer: str                                    # what the gpubcast call is compared with
+    make: Callable      # (ExitStack for what it sets up) -> (gpubcast call, peer call or None)
+
+
+def _operands():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(SHAPE).astype(np.float32)
+    return x, rng.standard_normal(SHAPE[-1:]).astype(np.float32)
+
+
+def _unary_binary_rows():
+    import gpubcast as gb
+
+    x, b = _operands()
+    t, two, zero_d, o = np.float32(0.5), np.float32(2.0), np.array(2.0, np.float32), np.empty(SHAPE, np.float32)
+    return [
+        Row("add(x, b), b (8,)", "numpy", lambda _: (lambda: gb.add(x, b), lambda: np.add(x, b))),
+        Row("add(x, b, out=o)", "numpy", lambda _: (lambda: gb.add(x, b, out=o), lambda: np.add(x, b, out=o))),
+        Row("multiply(x, 2.0)", "numpy", lambda _: (lambda: gb.multiply(x, 2.0), lambda: np.multiply(x, 2.0))),
+        Row("multiply(x, np.float32(2))", "numpy",
+            lambda _: (lambda: gb.multiply(x, two), lambda: np.multiply(x, two))),
+        Row("multiply(x, 0-d array)", "numpy",
+            lambda _: (lambda: gb.multiply(x, zero_d), lambda: np.multiply(x, zero_d))),
+        Row("add(x, 1)", "numpy", lambda _: (lambda: gb.add(x, 1), lambda: np.add(x, 1))),
+        Row("tanh(x)", "numpy", lambda _: (lambda: gb.tanh(x), lambda: np.tanh(x))),
+        Row("where(x > t, x, 0.0)", "numpy",
+            lambda _: (lambda: gb.where(gb.greater(x, t), x, 0.0), lambda: np.where(x > t, x, 0.0))),
+        Row("cast(x, float16)", "numpy astype",
+            lambda _: (lambda: gb.cast(x, np.float16), lambda: x.astype(np.float16))),
+        Row("clip(x, -1.0, 1.0)", "numpy", lambda _: (lambda: gb.clip(x, -1.0, 1.0), lambda: np.clip(x, -1.0, 1.0))),
+        Row("broadcast_to(b, (4, 8))", "numpy (+ copy)",
+            lambda _: (lambda: gb.broadcast_to(b, SHAPE), lambda: np.broadcast_to(b, SHAPE).copy())),
+    ]
+
+
+def _pair(ours, theirs):
+    """A row's ``make`` for calls that need nothing set up."""
+    return lambda _stack: (ours, theirs)
+
+
+def _on(f, args):
+    return lambda: f(*args)
+
+
+def _chain_rows():
+    import gpubcast as gb
+
+    rows = []
+    for chain in fused.CHAINS:
+        args = fused.inputs(chain, "tiny", "cpu", np.float32, 1)[0]
+        by_gb, by_np = chain.make(gb), chain.make(np)
+        rows.append(Row(f"{chain.name} chain, op by op", "numpy op by op", _pair(_on(by_gb, args), _on(by_np, args))))
+        rows.append(Row(f"{chain.name} chain, gb.fuse", "numpy op by op",
+                        _pair(_on(gb.fuse(by_gb), args), _on(by_np, args))))
+    return rows
+
+
+def _onnx_graph():
+    """y = tanh(x * s + b), s and b (8,): three nodes, broadcast."""
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Mul", ["x", "s"], ["xs"]), helper.make_node("Add", ["xs", "b"], ["xsb"]),
+             helper.make_node("Tanh", ["xsb"], ["y"])]
+    graph = helper.make_graph(nodes, "three", [helper.make_tensor_value_info("x", f, SHAPE),
+                                               helper.make_tensor_value_info("s", f, SHAPE[-1:]),
+                                               helper.make_tensor_value_info("b", f, SHAPE[-1:])],
+                              [helper.make_tensor_value_info("y", f, SHAPE)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
+def _onnx_rows():
+    try:
+        import onnx  # noqa: F401 - the bench extra: present, or the rows are skipped
+    except ImportError:
+        return []
+    from gpubcast.onnx import backend
+
+    x, b = _operands()
+    s = b * 0.5
+    model = _onnx_graph()
+    rep = backend.prepare(model)
+    rows = [Row("ONNX 3-node graph, backend rep.run", "numpy op by op",
+                _pair(lambda: rep.run([x, s, b]), lambda: np.tanh(x * s + b)))]
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return rows
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+
+    def with_ort(_):
+        session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        r = backend.prepare(model)
+        return (lambda: r.run([x, s, b]), lambda: session.run(None, {"x": x, "s": s, "b": b}))
+    rows.append(Row("ONNX 3-node graph, backend rep.run", "onnxruntime", with_ort))
+    return rows
+
+
+class _HostOnlyArray:
+    """What the CUDA backend reads of a CuPy array, as plain attributes (CuPy's are C fields); no
+    memory behind it (nothing is launched)."""
+
+    __slots__ = ("dtype", "shape", "strides", "data")
+    _DATA = SimpleNamespace(ptr=1 << 40, device_id=0)    # an aligned address nothing reads
+
+    def __init__(self, shape, dtype):
+        self.dtype, self.shape = np.dtype(dtype), tuple(shape)
+        self.strides = tuple(self.dtype.itemsize * math.prod(self.shape[k + 1:]) for k in range(len(self.shape)))
+        self.data = self._DATA
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.data.ptr, False), "version": 3}
+
+
+def _host_only_cupy():
+    """A stand-in for CuPy whose kernel launches do nothing: a call through it costs gpubcast's CUDA
+    host path (hot path, operand checks, argument packing) and nothing else."""
+    class Device:
+        id, compute_capability = 0, "90"
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    device = Device()
+
+    class Module:
+        def load(self, binary):
+            pass
+
+        def get_function(self, name):
+            return lambda grid, block, args: None
+
+    xp = SimpleNamespace(ndarray=_HostOnlyArray, empty=_HostOnlyArray,
+                         may_share_memory=lambda a, b: False,
+                         cuda=SimpleNamespace(Device=lambda device_id=None: device,
+                                              function=SimpleNamespace(Module=Module)))
+    return xp
+
+
+def _cuda_rows():
+    import gpubcast as gb
+    from gpubcast import backends
+    from gpubcast.backends.cuda import CudaBackend
+
+    def on_device(call):
+        def make(stack):
+            stack.enter_context(backends.registered("cuda", CudaBackend(_host_only_cupy())))
+            x, b = (_HostOnlyArray(a.shape, a.dtype) for a in _operands())
+            return (lambda: call(x, b), None)
+        return make
+    return [Row("CUDA add(x, b), host path (launch stubbed)", "", on_device(lambda x, b: gb.add(x, b))),
+            Row("CUDA multiply(x, 2.0), host path (launch stubbed)", "", on_device(lambda x, b: gb.multiply(x, 2.0)))]
+
+
+def rows(cuda: bool = True) -> list[Row]:
+    return [*_unary_binary_rows(), *_chain_rows(), *_onnx_rows(), *(_cuda_rows() if cuda else [])]
+
+
+def run(*, repeat: int = 5, min_sample_s: float = 0.05, cuda: bool = True, progress=None) -> list[dict]:
+    """One record per row: ``{"call", "peer", "gpubcast_s", "peer_s", "ratio"}`` (peer_s None: no peer)."""
+    records = []
+    for row in rows(cuda):
+        if progress:
+            progress(f"calls {row.call}")
+        with contextlib.ExitStack() as stack:   # what a row set up (the virtual device) ends with it
+            ours, theirs = row.make(stack)
+            for _ in range(WARM_CALLS):   # compiled, prepared and on the hot path before it is timed
+                ours()
+            t_ours = measure.time_host([ours], repeat=repeat, min_sample_s=min_sample_s).median_s
+            t_theirs = None if theirs is None else \
+                measure.time_host([theirs], repeat=repeat, min_sample_s=min_sample_s).median_s
+        records.append({"call": row.call, "peer": row.peer, "gpubcast_s": t_ours, "peer_s": t_theirs,
+                        "ratio": None if t_theirs is None else t_ours / t_theirs})
+    return records

@@ -1,0 +1,278 @@
+/* hot_call.cpp -- the compiled hot path: one repeated small call, from the public function to the
+ * serial driver, without Python in between (gpubcast/compiled_calls.py builds and loads it).
+ *
+ * Contract:
+ *   key(out, x1[, x2[, x3]]) -> bytes | None
+ *       The call's signature: per operand (out first) its kind, and for an array its dtype object
+ *       (by identity), ndim, shape and strides; for a scalar its Python type.  None when an operand
+ *       is neither an exact numpy.ndarray nor a bool/int/float/complex/NumPy scalar (nor out None).
+ *   entry(driver, row, meta, slots, out_dtype, out_shape, keep) -> capsule
+ *       What the call runs: the serial driver ``int64 driver(row, p0, p1, p2, p3, meta)`` (driver 0:
+ *       NumPy's own cast, ``copyto(out, x, casting='unsafe')``), a scalar slot per input (0: an
+ *       array passed as it is; else 1 + the NumPy type number of the loop dtype its value converts
+ *       to),
+ *       the output's dtype and shape; ``keep`` holds what the addresses point into and the dtype
+ *       objects of the key.
+ *   call(table, out, x1[, x2[, x3]]) -> result | None
+ *       table[key(...)]'s entry run on these operands; None (nothing computed, nothing raised) when
+ *       the key is not in ``table``, a scalar's value is not one this code converts exactly as
+ *       NumPy does (an int beyond the loop dtype, a float beyond float32, ...), out= is read-only,
+ *       or the driver rejects the operands (misaligned, out= partially overlapping an input).
+ * Invariant: a call this code answers gets exactly the result the general path would give it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmath>
+#include <cfloat>
+
+#define MAX_IN 3
+#define CAPSULE "gpubcast.hot_call.entry"
+
+typedef int64_t (*driver_fn)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
+
+typedef struct {
+    driver_fn driver;              /* NULL: NumPy's cast */
+    int64_t row, meta;
+    int nin;
+    int slots[MAX_IN];             /* 0: array; else 1 + the loop type number of a scalar */
+    PyArray_Descr *out_dtype;
+    int out_ndim;
+    npy_intp out_shape[NPY_MAXDIMS];
+    PyObject *keep;
+} Entry;
+
+typedef union { double f64; float f32; int64_t i64; uint64_t u64; int32_t i32; uint32_t u32; int16_t i16;
+                uint16_t u16; int8_t i8; uint8_t u8; npy_bool b; double c128[2]; float c64[2]; } Value;
+
+/* ---- keys ------------------------------------------------------------------------------------- */
+
+enum { TAG_NONE = 1, TAG_ARRAY = 2, TAG_SCALAR = 3 };
+
+static int is_scalar(PyObject *x) {
+    PyTypeObject *t = Py_TYPE(x);
+    return t == &PyBool_Type || t == &PyLong_Type || t == &PyFloat_Type || t == &PyComplex_Type ||
+           PyArray_IsScalar(x, Generic);
+}
+
+/* Appends operand x's part of the key at k; returns the new end, or NULL for an operand no key has. */
+static int64_t *put(int64_t *k, PyObject *x, int may_be_none, int may_be_scalar) {
+    if (x == Py_None && may_be_none) { *k++ = TAG_NONE; return k; }
+    if (PyArray_CheckExact(x)) {
+        PyArrayObject *a = (PyArrayObject *)x;
+        int nd = PyArray_NDIM(a);
+        *k++ = TAG_ARRAY;
+        *k++ = (int64_t)(intptr_t)PyArray_DESCR(a);
+        *k++ = nd;
+        memcpy(k, PyArray_DIMS(a), nd * sizeof(int64_t)); k += nd;
+        memcpy(k, PyArray_STRIDES(a), nd * sizeof(int64_t)); k += nd;
+        return k;
+    }
+    if (may_be_scalar && is_scalar(x)) {
+        *k++ = TAG_SCALAR;
+        *k++ = (int64_t)(intptr_t)Py_TYPE(x);
+        return k;
+    }
+    return NULL;
+}
+
+/* The key of (out, inputs...) into buf; its length in int64s, or 0 for a call without a key. */
+static Py_ssize_t make_key(int64_t *buf, PyObject *const *ops, Py_ssize_t n) {
+    int64_t *k = put(buf, ops[0], 1, 0);
+    for (Py_ssize_t i = 1; k && i < n; i++) k = put(k, ops[i], 0, 1);
+    return k ? k - buf : 0;
+}
+
+#define KEY_SLOTS ((1 + MAX_IN) * (3 + 2 * NPY_MAXDIMS))
+
+static PyObject *key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t buf[KEY_SLOTS];
+    if (nargs < 2 || nargs > 1 + MAX_IN) {
+        PyErr_SetString(PyExc_TypeError, "key(out, x1[, x2[, x3]])");
+        return NULL;
+    }
+    Py_ssize_t n = make_key(buf, args, nargs);
+    if (!n) Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize((const char *)buf, n * sizeof(int64_t));
+}
+
+/* ---- scalars: NumPy's conversion, where it is exact here; 0: not converted (the general path) -- */
+
+static int from_int(PyObject *x, int type, Value *v) {
+    int overflow = 0;
+    long long i = PyLong_AsLongLongAndOverflow(x, &overflow);
+    if (overflow || (i == -1 && PyErr_Occurred())) { PyErr_Clear(); return 0; }
+    switch (type) {
+    case NPY_INT8: if (i < INT8_MIN || i > INT8_MAX) return 0; v->i8 = (int8_t)i; return 1;
+    case NPY_INT16: if (i < INT16_MIN || i > INT16_MAX) return 0; v->i16 = (int16_t)i; return 1;
+    case NPY_INT32: if (i < INT32_MIN || i > INT32_MAX) return 0; v->i32 = (int32_t)i; return 1;
+    case NPY_INT64: v->i64 = i; return 1;
+    case NPY_UINT8: if (i < 0 || i > UINT8_MAX) return 0; v->u8 = (uint8_t)i; return 1;
+    case NPY_UINT16: if (i < 0 || i > UINT16_MAX) return 0; v->u16 = (uint16_t)i; return 1;
+    case NPY_UINT32: if (i < 0 || i > UINT32_MAX) return 0; v->u32 = (uint32_t)i; return 1;
+    case NPY_UINT64: if (i < 0) return 0; v->u64 = (uint64_t)i; return 1;
+    /* exactly representable ints only: no rounding question */
+    case NPY_FLOAT: if (i < -(1LL << 24) || i > (1LL << 24)) return 0; v->f32 = (float)i; return 1;
+    case NPY_DOUBLE: if (i < -(1LL << 53) || i > (1LL << 53)) return 0; v->f64 = (double)i; return 1;
+    default: return 0;
+    }
+}
+
+static int from_float(double d, int type, Value *v) {
+    switch (type) {
+    case NPY_DOUBLE: v->f64 = d; return 1;
+    case NPY_FLOAT:  /* round to nearest, as NumPy's cast; beyond float32's range: the general path */
+        if (std::isfinite(d) && std::fabs(d) > FLT_MAX) return 0;
+        v->f32 = (float)d; return 1;
+    default: return 0;
+    }
+}
+
+static int convert(PyObject *x, int type, Value *v) {
+    PyTypeObject *t = Py_TYPE(x);
+    if (t == &PyBool_Type) {
+        int one = x == Py_True;
+        switch (type) {
+        case NPY_BOOL: v->b = (npy_bool)one; return 1;
+        case NPY_FLOAT: v->f32 = (float)one; return 1;
+        case NPY_DOUBLE: v->f64 = one; return 1;
+        default: return from_int(x, type, v);
+        }
+    }
+    if (t == &PyLong_Type) return from_int(x, type, v);
+    if (t == &PyFloat_Type) return from_float(PyFloat_AS_DOUBLE(x), type, v);
+    if (t == &PyComplex_Type) {
+        Py_complex c = PyComplex_AsCComplex(x);
+        if (type == NPY_CDOUBLE) { v->c128[0] = c.real; v->c128[1] = c.imag; return 1; }
+        return 0;
+    }
+    /* a NumPy scalar of exactly the loop dtype: its bytes */
+    PyArray_Descr *d = PyArray_DescrFromScalar(x);
+    if (!d) { PyErr_Clear(); return 0; }
+    int same = d->type_num == type && PyArray_ISNBO(d->byteorder) && PyDataType_ELSIZE(d) <= (npy_intp)sizeof(Value);
+    Py_DECREF(d);
+    if (!same) return 0;
+    PyArray_ScalarAsCtype(x, v);
+    return 1;
+}
+
+/* ---- entries and calls -------------------------------------------------------------------------- */
+
+static void entry_free(PyObject *capsule) {
+    Entry *e = (Entry *)PyCapsule_GetPointer(capsule, CAPSULE);
+    if (!e) return;
+    Py_XDECREF(e->out_dtype);
+    Py_XDECREF(e->keep);
+    PyMem_Free(e);
+}
+
+static PyObject *entry(PyObject *self, PyObject *args) {
+    long long driver, row, meta;
+    PyObject *slots, *out_shape, *keep;
+    PyArray_Descr *out_dtype;
+    if (!PyArg_ParseTuple(args, "LLLO!O&O!O", &driver, &row, &meta, &PyTuple_Type, &slots,
+                          PyArray_DescrConverter, &out_dtype, &PyTuple_Type, &out_shape, &keep))
+        return NULL;
+    Py_ssize_t nin = PyTuple_GET_SIZE(slots), nd = PyTuple_GET_SIZE(out_shape);
+    if (nin < 1 || nin > MAX_IN || nd > NPY_MAXDIMS || (!driver && nin != 1)) {
+        Py_DECREF(out_dtype);
+        PyErr_SetString(PyExc_ValueError, "entry: 1..3 inputs (1 for a cast), at most NPY_MAXDIMS dims");
+        return NULL;
+    }
+    Entry *e = (Entry *)PyMem_Calloc(1, sizeof(Entry));
+    if (!e) { Py_DECREF(out_dtype); return PyErr_NoMemory(); }
+    e->driver = (driver_fn)(intptr_t)driver;
+    e->row = row; e->meta = meta; e->nin = (int)nin;
+    for (Py_ssize_t i = 0; i < nin; i++) e->slots[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(slots, i));
+    for (Py_ssize_t i = 0; i < nd; i++) e->out_shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(out_shape, i));
+    e->out_ndim = (int)nd;
+    e->out_dtype = out_dtype;            /* the converter's reference */
+    Py_INCREF(keep); e->keep = keep;
+    if (PyErr_Occurred()) { Py_DECREF(out_dtype); Py_DECREF(keep); PyMem_Free(e); return NULL; }
+    PyObject *capsule = PyCapsule_New(e, CAPSULE, entry_free);
+    if (!capsule) { Py_DECREF(out_dtype); Py_DECREF(keep); PyMem_Free(e); }
+    return capsule;
+}
+
+/* Whether the bytes a and b span intersect (a superset of sharing memory: conservative). */
+static int may_overlap(PyArrayObject *a, PyArrayObject *b) {
+    char *lo[2], *hi[2];
+    PyArrayObject *ab[2] = {a, b};
+    for (int j = 0; j < 2; j++) {
+        lo[j] = hi[j] = PyArray_BYTES(ab[j]);
+        for (int d = 0; d < PyArray_NDIM(ab[j]); d++) {
+            npy_intp span = (PyArray_DIM(ab[j], d) - 1) * PyArray_STRIDE(ab[j], d);
+            if (PyArray_DIM(ab[j], d) == 0) return 0;
+            if (span < 0) lo[j] += span; else hi[j] += span;
+        }
+        hi[j] += PyArray_ITEMSIZE(ab[j]);
+    }
+    return lo[0] < hi[1] && lo[1] < hi[0];
+}
+
+static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t buf[KEY_SLOTS];
+    if (nargs < 3 || nargs > 2 + MAX_IN || !PyDict_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "call(table, out, x1[, x2[, x3]])");
+        return NULL;
+    }
+    Py_ssize_t n = make_key(buf, args + 1, nargs - 1);
+    if (!n) Py_RETURN_NONE;
+    PyObject *k = PyBytes_FromStringAndSize((const char *)buf, n * sizeof(int64_t));
+    if (!k) return NULL;
+    PyObject *capsule = PyDict_GetItemWithError(args[0], k);   /* borrowed */
+    Py_DECREF(k);
+    if (!capsule) { if (PyErr_Occurred()) return NULL; Py_RETURN_NONE; }
+    Entry *e = (Entry *)PyCapsule_GetPointer(capsule, CAPSULE);
+    if (!e || e->nin != nargs - 2) { PyErr_Clear(); Py_RETURN_NONE; }
+
+    Value values[MAX_IN];
+    int64_t p[4] = {0, 0, 0, 0};
+    for (int i = 0; i < e->nin; i++) {
+        PyObject *x = args[2 + i];
+        if (e->slots[i]) {
+            if (!convert(x, e->slots[i] - 1, &values[i])) Py_RETURN_NONE;
+            p[i] = (int64_t)(intptr_t)&values[i];
+        } else {
+            p[i] = (int64_t)(intptr_t)PyArray_DATA((PyArrayObject *)x);
+        }
+    }
+    PyArrayObject *out;
+    if (args[1] == Py_None) {
+        Py_INCREF(e->out_dtype);
+        out = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, e->out_dtype, e->out_ndim, e->out_shape,
+                                                    NULL, NULL, 0, NULL);
+        if (!out) return NULL;
+    } else {
+        out = (PyArrayObject *)args[1];
+        if (!PyArray_ISWRITEABLE(out)) Py_RETURN_NONE;
+        Py_INCREF(out);
+    }
+    if (!e->driver) {   /* NumPy's cast; out= sharing the input's memory: the general path */
+        PyArrayObject *x = (PyArrayObject *)args[2];
+        if (args[1] != Py_None && may_overlap(out, x)) { Py_DECREF(out); Py_RETURN_NONE; }
+        if (PyArray_CopyInto(out, x) < 0) { Py_DECREF(out); return NULL; }
+        return (PyObject *)out;
+    }
+    p[e->nin] = (int64_t)(intptr_t)PyArray_DATA(out);
+    if (e->driver(e->row, p[0], p[1], p[2], p[3], e->meta)) { Py_DECREF(out); Py_RETURN_NONE; }
+    return (PyObject *)out;
+}
+
+static PyMethodDef methods[] = {
+    {"key", (PyCFunction)(void (*)(void))key, METH_FASTCALL, "the signature of (out, *inputs), or None"},
+    {"entry", entry, METH_VARARGS, "an entry: (driver, row, meta, slots, out_dtype, out_shape, keep)"},
+    {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "table's entry for (out, *inputs), run; or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gpubcast_hot_call", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_gpubcast_hot_call(void) {
+    import_array();
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,179 @@
+"""The compiled hot path (gpubcast.compiled_calls, gpubcast/hot_call.cpp): a repeated call it serves
+gets exactly NumPy's answer, with each call's own scalar values; every call it must not serve (a value
+C does not convert exactly, read-only or overlapping out=, misaligned data, another backend, a
+subclass) gets the general path's answer or error."""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import gpubcast as gb
+from gpubcast import api, backends, compiled_calls
+
+pytestmark = pytest.mark.skipif(not compiled_calls.load(), reason="no C++ compiler: the compiled path is off")
+
+
+@pytest.fixture
+def only_compiled(monkeypatch):
+    """After it is entered, a call the compiled path does not serve fails the test."""
+    def served_only_by_c(*args, **kwargs):
+        raise AssertionError("this call left the compiled path")
+    return lambda: monkeypatch.setattr(api, "apply", served_only_by_c)
+
+
+def _warm(call, *args, **kwargs):
+    for _ in range(3):   # first sighting, runner prepared (and its entry added), then C
+        call(*args, **kwargs)
+
+
+def _same(got, want):
+    assert type(got) is np.ndarray and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+ARRAYS = {
+    "f32": np.linspace(-3, 3, 32, dtype=np.float32).reshape(4, 8),
+    "f64": np.linspace(-3, 3, 32).reshape(4, 8),
+    "i8": np.arange(-16, 16, dtype=np.int8).reshape(4, 8),
+    "u8": np.arange(32, dtype=np.uint8).reshape(4, 8),
+    "i64": np.arange(-16, 16, dtype=np.int64).reshape(4, 8),
+    "bool": (np.arange(32) % 3 == 0).reshape(4, 8),
+    "c128": (np.arange(32) + 1j).reshape(4, 8),
+}
+#: every value is a Python scalar, a NumPy scalar or a 0-d array; the first one warms the entry
+SCALARS = [2.0, -0.0, float("nan"), float("inf"), 1e300, 3, -7, 300, 2**40, 2**63, True, 1.5 + 2j,
+           np.float32(2.5), np.float64(-1.25), np.int8(-3), np.uint64(7), np.bool_(True), np.array(4.0, np.float32)]
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "subtract", "maximum", "less", "equal"])
+@pytest.mark.parametrize("kind", sorted(ARRAYS))
+def test_every_scalar_value_gets_numpys_answer_on_a_warm_entry(name, kind):
+    x, f, ref = ARRAYS[kind], getattr(gb, name), getattr(np, name)
+    for first in (2.0, 3, True, np.float32(1)):   # an entry per scalar type, then every value
+        try:
+            _warm(f, x, first)
+        except TypeError:   # a combination NumPy rejects too (subtract of bools): checked below
+            pass
+        for v in SCALARS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                try:
+                    want = ref(x, v)
+                except (OverflowError, TypeError) as e:
+                    with pytest.raises(type(e)):
+                        f(x, v)
+                    continue
+                _same(f(x, v), want)
+                _same(f(v, x), ref(v, x))
+
+
+def test_the_compiled_path_serves_binary_unary_where_cast_and_clip(only_compiled):
+    x, b = ARRAYS["f32"], np.arange(8, dtype=np.float32)
+    calls = [(gb.add, (x, b), np.add), (gb.multiply, (x, 2.0), np.multiply), (gb.tanh, (x,), None),
+             (gb.where, (x > 0, x, 0.0), np.where), (gb.cast, (x, np.float16), lambda a, t: a.astype(t)),
+             (gb.clip, (x, 0.5, 1.5), np.clip), (gb.less, (x, np.float32(1)), np.less)]
+    for f, args, _ in calls:
+        _warm(f, *args)
+    o = np.empty_like(x)
+    _warm(gb.add, x, b, out=o)
+    only_compiled()
+    for f, args, ref in calls:
+        got = f(*args)
+        if ref is not None:
+            _same(got, ref(*args))
+        else:
+            np.testing.assert_allclose(got, np.tanh(x), rtol=4e-7)
+    _same(gb.multiply(x, -3.5), np.multiply(x, -3.5))      # another value: the same entry
+    assert gb.add(x, b, out=o) is o
+    _same(o, x + b)
+
+
+def test_out_read_only_overlapping_and_misaligned_take_the_general_path():
+    x = np.arange(12, dtype=np.float64)
+    o = np.empty(11)
+    _warm(gb.add, x[1:], x[:-1], out=o)
+    ro = np.empty(11)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        gb.add(x[1:], x[:-1], out=ro)
+    y = x.copy()
+    want = np.add(y[1:], y[:-1])
+    gb.add(y[1:], y[:-1], out=y[:-1])                 # out= partially overlapping an input (same layout)
+    np.testing.assert_array_equal(y[:-1], want)
+    raw = np.zeros(8 * 11 + 1, np.uint8)
+    mis = np.frombuffer(raw.data, np.float64, 11, offset=1)   # misaligned, same key as x[1:]
+    _same(gb.add(mis, x[:-1], out=np.empty(11)), np.add(mis, x[:-1]))
+    c = np.arange(8.0)
+    _warm(gb.cast, c, np.float64, out=np.empty(8))
+    gb.cast(c[::-1], np.float64, out=c[::-1])          # cast into memory the input shares
+    np.testing.assert_array_equal(c, np.arange(8.0))
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix is one of the subclasses
+def test_layouts_dtypes_and_subclasses_key_their_own_entries():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    _warm(gb.add, x, x)
+    for a in (x.T, x[:, ::-1], x.astype(">f4"), x.astype(np.float64), x[None], np.asmatrix(x)):
+        want = np.add(a, a)
+        got = gb.add(a, a)
+        assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    m = np.ma.masked_array(x, mask=x > 5)
+    got = gb.add(m, m)
+    assert isinstance(got, np.ma.MaskedArray) and got.mask.tolist() == (x > 5).tolist()
+
+
+def test_an_entry_never_serves_another_backend():
+    x = np.arange(8.0)
+    _warm(gb.add, x, 1.0)
+    seen = []
+
+    class Spy(type(backends.get("numpy"))):
+        def execute(self, op, p, arrays, out):
+            seen.append(op.name)
+            return super().execute(op, p, arrays, out)
+    with backends.registered(backends.DEFAULT_CPU, Spy()):
+        _same(gb.add(x, 1.0), x + 1.0)
+    assert seen == ["add"]
+
+
+def test_tables_are_bounded(monkeypatch):
+    monkeypatch.setattr(compiled_calls, "MAX_ENTRIES", 4)
+    table = compiled_calls.table_for("test")
+    for n in range(1, 12):
+        x = np.ones(n)
+        p = gb.plan(x, x)
+        assert compiled_calls.register(table, None, (x,), 0, 0, 0, (None,), x.dtype, p.out_shape, None)
+        assert len(table) <= 4
+
+
+def _python(code, **env):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env})
+
+
+CHECK = ("import numpy as np, gpubcast as gb, gpubcast.compiled_calls as c\n"
+         "x = np.arange(6.0)\n"
+         "r = [gb.multiply(x, v) for v in (2.0, 3.0, 4.0, 5.0)]\n"
+         "assert all((a == x * v).all() for a, v in zip(r, (2.0, 3.0, 4.0, 5.0)))\n"
+         "print(c.call is not c._absent_call)\n")
+
+
+def test_off_switch_missing_compiler_and_damaged_library(tmp_path):
+    cache = tmp_path / "cache"
+    off = _python(CHECK, GPUBCAST_COMPILED_CALLS="0", GPUBCAST_CACHE_DIR=str(cache))
+    assert off.returncode == 0 and off.stdout.strip() == "False" and "unavailable" not in off.stderr
+    none = _python(CHECK, CXX=str(tmp_path / "no-such-compiler"), GPUBCAST_CACHE_DIR=str(cache))
+    assert none.returncode == 0 and none.stdout.strip() == "False"
+    assert "compiled hot path is unavailable" in none.stderr
+    on = _python(CHECK, GPUBCAST_CACHE_DIR=str(cache))
+    assert on.returncode == 0 and on.stdout.strip() == "True", on.stderr
+    (lib,) = cache.rglob("hot_call-*.so")
+    lib.write_bytes(b"\0not a library" * 10)             # damaged: rebuilt, never loaded
+    again = _python(CHECK, GPUBCAST_CACHE_DIR=str(cache))
+    assert again.returncode == 0 and again.stdout.strip() == "True", again.stderr
+    assert lib.read_bytes()[:4] == b"\x7fELF"
