@@ -651,8 +651,8 @@ def _complex_math(name, portable):
 
 
 def _declare_math_unary():
-    ident = lambda codec, x: x  # noqa: E731 - a scalar function, as in _declare_unary
-    zero = lambda codec, x: like(x, 0)  # noqa: E731 - the raw zero is +0 in every codec
+    ident = lambda codec, x: x
+    zero = lambda codec, x: like(x, 0)  # the raw zero is +0 in every codec
     false, true = (lambda codec, x: False), (lambda codec, x: True)
     table = {}
     for name, real, system, portable in (
