@@ -28,6 +28,8 @@ Type rules (OpenVINO opset 1 specifications):
 - Activations (Elu, Gelu-7, HSigmoid, HSwish, Mish, SoftPlus, SoftSign, Swish, Selu, HardSigmoid)
   take floating-point data; their tensor parameters have data's type and apply to every element
   (Selu's are 1-D of one element, HardSigmoid's and Swish's 0-D).  ``Clamp`` takes any numeric type.
+- ``Sin ... Atanh`` take floating-point data (the specification lists every numeric type but leaves
+  integer results to each operator's rounding: a TypeError here).
 
 Where OpenVINO's CPU plugin departs from these written rules, gpubcast follows
 the rules; the README lists the differences, each pinned by a test.
@@ -189,6 +191,28 @@ for _name, _spec in _UNARY_ACTIVATIONS.items():
     globals()[_name] = _unary_activation(_name, *_spec)
 
 
+#: OpenVINO name -> registry op of the math functions of #22 (Sin-1 ... Cosh-1, Asinh-3 ... Atanh-3)
+_MATH = {"Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "arcsin", "Acos": "arccos", "Atan": "arctan",
+         "Sinh": "sinh", "Cosh": "cosh", "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh"}
+
+
+def _math(name: str, op_name: str):
+    op = ops.get(op_name)
+
+    def f(data, /, *, backend=None):
+        (data,) = constrain(name, (data,), FLOATS, ("data",), spec=_SPEC)
+        return apply(op, (data,), backend=backend)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"OpenVINO {name}(data): {op.doc}, elementwise, on floating-point data (the specification's "
+                 f"integer types, whose results it leaves to each operator's own rounding, are a TypeError).")
+    return f
+
+
+for _name, _op_name in _MATH.items():
+    globals()[_name] = _math(_name, _op_name)
+
+
 def _scalar_input(op: str, name: str, value, shape: tuple):
     """A parameter input of written ``shape`` (() or (1,)) as one value (a 0-d array or the number)."""
     got = tuple(getattr(value, "shape", ()))
@@ -252,7 +276,7 @@ def Clamp(data, /, *, min, max, backend=None):  # noqa: A002 - OpenVINO's attrib
 #: every operator this module implements, by OpenVINO name
 OPERATORS = {name: globals()[name] for name in (*_BINARY, "Divide", "Select", "PRelu", "Broadcast",
                                                  *_UNARY_ACTIVATIONS, "Elu", "Gelu", "Swish", "Selu", "HardSigmoid",
-                                                 "Clamp")}
+                                                 "Clamp", *_MATH)}
 
 __all__ = sorted(OPERATORS) + ["OPERATORS", "AUTO_BROADCASTS", "BROADCAST_MODES"]
 

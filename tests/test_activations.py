@@ -396,3 +396,58 @@ def test_dask_arrays_chunk_by_chunk():
         got = f(dx, *dargs)
         assert isinstance(got, da.Array)
         np.testing.assert_array_equal(got.compute(), f(x, *args))
+
+
+# --- the math operators of the front ends (the registry's math functions: tests/test_math*.py) ----------
+
+MATH_ONNX = {"Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "arcsin", "Acos": "arccos", "Atan": "arctan",
+             "Sinh": "sinh", "Cosh": "cosh", "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh"}
+
+
+def test_onnx_math_operators_against_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(23)
+    for op, name in MATH_ONNX.items():
+        x = (rng.uniform(1.0, 3.0, (3, 4)) if op == "Acosh" else rng.uniform(-0.99, 0.99, (3, 4))).astype(np.float32)
+        graph = helper.make_graph([helper.make_node(op, ["x"], ["y"])], op,
+                                  [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
+                                  [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, x.shape)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+        model.ir_version = 10
+        want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+        np.testing.assert_allclose(gx.backend.run_model(model, [x])[0], want, rtol=4e-6, atol=1e-7, err_msg=op)
+        np.testing.assert_array_equal(getattr(gx, op)(x), getattr(gb, name)(x))
+    with pytest.raises(TypeError, match="Sin: tensor\\(int32\\)"):
+        gx.Sin(np.arange(3, dtype=np.int32))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, bfloat16, np.float32, np.float64])
+def test_onnx_isinf_isnan_every_flag(dtype):
+    x = np.array([-np.inf, -1.0, -0.0, 0.0, 2.0, np.inf, np.nan], dtype)
+    cases = {(1, 1): [1, 0, 0, 0, 0, 1, 0], (1, 0): [1, 0, 0, 0, 0, 0, 0], (0, 1): [0, 0, 0, 0, 0, 1, 0],
+             (0, 0): [0] * 7}
+    for backend in BACKENDS:
+        for (neg, pos), want in cases.items():
+            got = gx.IsInf(x, detect_negative=neg, detect_positive=pos, backend=backend)
+            assert got.dtype == bool and got.tolist() == [bool(v) for v in want], (neg, pos, backend)
+        assert gx.IsNaN(x, backend=backend).tolist() == [False] * 6 + [True]
+    with pytest.raises(TypeError, match="IsNaN.*T1"):
+        gx.IsNaN(np.arange(3))
+
+
+def test_openvino_math_operators():
+    x = np.linspace(-0.9, 0.9, 11).astype(np.float32)
+    for op, name in MATH_ONNX.items():
+        arg = x + 2.0 if op == "Acosh" else x
+        np.testing.assert_array_equal(getattr(gv, op)(arg), getattr(gb, name)(arg))
+    with pytest.raises(TypeError, match="Sin: tensor\\(int32\\).*OpenVINO"):
+        gv.Sin(np.arange(3, dtype=np.int32))
+    ov = pytest.importorskip("openvino")
+    from openvino.utils.node_factory import NodeFactory
+    core = ov.Core()
+    for op in MATH_ONNX:
+        arg = x + 2.0 if op == "Acosh" else x
+        p = ov.opset1.parameter(list(arg.shape), ov.Type.f32)
+        n = NodeFactory("opset4").create(op, [p.output(0)], {})
+        compiled = core.compile_model(ov.Model([n], [p]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        np.testing.assert_allclose(getattr(gv, op)(arg), compiled([arg])[0], rtol=4e-6, atol=1e-7, err_msg=op)

@@ -26,7 +26,9 @@ PREFIXES = ("add", "sub", "mul", "div", "pow", "mod", "and", "or", "xor", "equal
             "round", "sign", "relu", "not", "bitwise_not", "clip", "cast", "castlike", "identity", "constant",
             # activations (issue #22)
             "softplus", "softsign", "leakyrelu", "elu", "selu", "celu", "hardsigmoid", "hardswish", "mish", "gelu",
-            "thresholdedrelu", "shrink")
+            "thresholdedrelu", "shrink",
+            # math functions (issue #22)
+            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "isnan", "isinf")
 SELECTED = rf"^test_({'|'.join(PREFIXES)})(_|\d)(?!pad)"
 
 #: element types gpubcast does not compute in (ONNX's float8 / float4 / float6, int4 / int2, e8m0)

@@ -302,8 +302,8 @@ def _example_inputs(name):
             "Gemm": (np.ones((2, 2), f32), np.ones((2, 2), f32), f), "BitShift": (i, i[::-1] * 0 + 1),
             "BitwiseAnd": (i, i), "BitwiseOr": (i, i), "BitwiseXor": (i, i), "Mod": (i, i),
             "Mean": (f, f), "Sum": (f, f), "Not": (b,), "BitwiseNot": (i,), "Clip": (f, f[1], f[0]),
-            "CastLike": (f, i)}.get(name, (f,) if name in gx._UNARY or name in ("Cast", "Identity", "Gelu")
-                                    or name in gx._ACTIVATIONS else (f, f))
+            "CastLike": (f, i)}.get(name, (f,) if name in gx._UNARY or name in gx._ACTIVATIONS
+                                    or name in ("Cast", "Identity", "Gelu", "IsNaN", "IsInf") else (f, f))
 
 
 @pytest.mark.parametrize("name", sorted(set(gx.OPERATORS) - {"Constant"}))  # Constant has no inputs
@@ -398,7 +398,7 @@ def _single(op, opset=21, domain="", **attributes):
 @pytest.mark.parametrize("model,message", [
     (_single("Max", opset=6), r"a Max node is from opset 6; gpubcast runs opset >= 7"),
     (_model([helper.make_node("Softmax", ["a"], ["y"], name="act")], [_info("a", f32, [2])], [_info("y", f32, [2])]),
-     r"does not support the operator 'Softmax' \(node 'act' \(Softmax\)\); supported operators: Abs, Add, And, "),
+     r"does not support the operator 'Softmax' \(node 'act' \(Softmax\)\); supported operators: Abs, Acos, Acosh, Add, "),
 ])
 def test_backend_names_what_it_cannot_run(model, message):
     with pytest.raises(NotImplementedError, match=message):

@@ -16,7 +16,9 @@ from gpubcast import backends
 f32 = np.float32
 #: the activations (issue #22: tests/test_activations.py), with example arguments
 ACTIVATIONS = {"SoftPlus": (), "SoftSign": (), "Mish": (), "HSwish": (), "HSigmoid": (), "Gelu": (), "Swish": (),
-               "Elu": (), "Clamp": (), "Selu": ("1-D", "1-D"), "HardSigmoid": ("0-D", "0-D")}
+               "Elu": (), "Clamp": (), "Selu": ("1-D", "1-D"), "HardSigmoid": ("0-D", "0-D"),
+               **dict.fromkeys(("Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+                                "Atanh"), ())}
 ELEMENTWISE = sorted(set(gv.OPERATORS) - {"Select", "PRelu", "Broadcast"} - set(ACTIVATIONS))
 
 

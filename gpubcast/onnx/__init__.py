@@ -34,6 +34,7 @@ ONNX semantics, where they differ from the NumPy-style API:
 from __future__ import annotations
 
 import importlib
+import math
 
 import numpy as np
 
@@ -92,6 +93,18 @@ _UNARY = {
     "Relu": ("relu", SIGNED | FLOATS, "max(X, 0)"),
     "Not": ("logical_not", BOOL, "not X, on bool tensors"),
     "BitwiseNot": ("bitwise_not", INTS, "~X, on integer tensors"),
+    # the math functions of #22
+    "Sin": ("sin", FLOATS, "the sine of X (radians)"),
+    "Cos": ("cos", FLOATS, "the cosine of X (radians)"),
+    "Tan": ("tan", FLOATS, "the tangent of X (radians)"),
+    "Asin": ("arcsin", FLOATS, "the inverse sine of X (NaN outside [-1, 1])"),
+    "Acos": ("arccos", FLOATS, "the inverse cosine of X (NaN outside [-1, 1])"),
+    "Atan": ("arctan", FLOATS, "the inverse tangent of X"),
+    "Sinh": ("sinh", FLOATS, "the hyperbolic sine of X"),
+    "Cosh": ("cosh", FLOATS, "the hyperbolic cosine of X"),
+    "Asinh": ("arcsinh", FLOATS, "the inverse hyperbolic sine of X"),
+    "Acosh": ("arccosh", FLOATS, "the inverse hyperbolic cosine of X (NaN below 1)"),
+    "Atanh": ("arctanh", FLOATS, "the inverse hyperbolic tangent of X (+-inf at +-1, NaN beyond)"),
 }
 
 _TYPES_DOC = "Type constraint T: {}."
@@ -422,10 +435,29 @@ def Gelu(X, /, *, approximate="none", backend=None):
     return api.gelu(X, approximate, backend=backend)
 
 
+def IsNaN(X, /, *, backend=None):
+    """ONNX IsNaN(X): whether each element of X is NaN, as tensor(bool).  Type constraint T1:
+    tensor(bfloat16), tensor(double), tensor(float), tensor(float16) (not the float8 types)."""
+    (X,) = constrain("IsNaN", (X,), FLOATS, ("X",), param="T1")
+    return apply(ops.get("isnan"), (X,), backend=backend)
+
+
+def IsInf(X, /, *, detect_negative=1, detect_positive=1, backend=None):
+    """ONNX IsInf(X, detect_negative=1, detect_positive=1): whether each element of X is an infinity
+    it detects (-inf with detect_negative, +inf with detect_positive), as tensor(bool).  Type
+    constraint T1: tensor(bfloat16), tensor(double), tensor(float), tensor(float16)."""
+    (X,) = constrain("IsInf", (X,), FLOATS, ("X",), param="T1")
+    if detect_negative and detect_positive:
+        return apply(ops.get("isinf"), (X,), backend=backend)
+    if detect_negative or detect_positive:   # x == -inf / x == +inf: one comparison, exact in every float type
+        return apply(ops.get("equal"), (X, -math.inf if detect_negative else math.inf), backend=backend)
+    return apply(ops.get("logical_and"), (apply(ops.get("isinf"), (X,), backend=backend), False), backend=backend)
+
+
 #: every operator this module implements, by ONNX name
 OPERATORS = {name: globals()[name] for name in (
     *_UNARY, *_BINARY, "Pow", "Mod", *_VARIADIC, "Where", "BitShift", "Expand", "PRelu", "Gemm", "Clip",
-    "Cast", "CastLike", "Identity", "Constant", *_ACTIVATIONS, "Gelu")}
+    "Cast", "CastLike", "Identity", "Constant", *_ACTIVATIONS, "Gelu", "IsNaN", "IsInf")}
 
 __all__ = sorted(OPERATORS) + ["OPERATORS"]
 

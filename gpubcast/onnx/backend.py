@@ -67,7 +67,7 @@ ATTRIBUTES = {"Mod": ("fmod",), "BitShift": ("direction",), "Gemm": ("alpha", "b
               "LeakyRelu": ("alpha", "consumed_inputs"), "Elu": ("alpha", "consumed_inputs"),
               "Celu": ("alpha",), "ThresholdedRelu": ("alpha",), "Selu": ("alpha", "gamma", "consumed_inputs"),
               "HardSigmoid": ("alpha", "beta", "consumed_inputs"), "Shrink": ("bias", "lambd"),
-              "Gelu": ("approximate",),
+              "Gelu": ("approximate",), "IsInf": ("detect_negative", "detect_positive"),
               "Constant": ("value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
                            "value_strings")}
 #: operators whose omitted attributes take the defaults of the node's opset version (Selu-1's alpha and
