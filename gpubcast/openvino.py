@@ -191,26 +191,14 @@ for _name, _spec in _UNARY_ACTIVATIONS.items():
     globals()[_name] = _unary_activation(_name, *_spec)
 
 
-#: OpenVINO name -> registry op of the math functions of #22 (Sin-1 ... Cosh-1, Asinh-3 ... Atanh-3)
+#: OpenVINO name -> registry op of the math functions of #22 (Sin-1 ... Cosh-1, Asinh-3 ... Atanh-3), on
+#: floating-point data (the specification's integer types, whose results it leaves to each operator's
+#: own rounding, are a TypeError)
 _MATH = {"Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "arcsin", "Acos": "arccos", "Atan": "arctan",
          "Sinh": "sinh", "Cosh": "cosh", "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh"}
 
-
-def _math(name: str, op_name: str):
-    op = ops.get(op_name)
-
-    def f(data, /, *, backend=None):
-        (data,) = constrain(name, (data,), FLOATS, ("data",), spec=_SPEC)
-        return apply(op, (data,), backend=backend)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"OpenVINO {name}(data): {op.doc}, elementwise, on floating-point data (the specification's "
-                 f"integer types, whose results it leaves to each operator's own rounding, are a TypeError).")
-    return f
-
-
 for _name, _op_name in _MATH.items():
-    globals()[_name] = _math(_name, _op_name)
+    globals()[_name] = _unary_activation(_name, _op_name, ops.get(_op_name).doc)
 
 
 def _scalar_input(op: str, name: str, value, shape: tuple):

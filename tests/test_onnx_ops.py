@@ -398,7 +398,7 @@ def _single(op, opset=21, domain="", **attributes):
 @pytest.mark.parametrize("model,message", [
     (_single("Max", opset=6), r"a Max node is from opset 6; gpubcast runs opset >= 7"),
     (_model([helper.make_node("Softmax", ["a"], ["y"], name="act")], [_info("a", f32, [2])], [_info("y", f32, [2])]),
-     r"does not support the operator 'Softmax' \(node 'act' \(Softmax\)\); supported operators: Abs, Acos, Acosh, Add, "),
+     r"does not support the operator 'Softmax' \(node 'act' \(Softmax\)\); supported operators: Abs, Acos, "),
 ])
 def test_backend_names_what_it_cannot_run(model, message):
     with pytest.raises(NotImplementedError, match=message):
