@@ -84,6 +84,11 @@ for _name in NUMPY_STYLE_UNARY:
     globals()[_name] = _unary(ops.get(_name))
 
 
+# The Array API's spellings (acos, atan2, pow, bitwise_invert, ...): the same function objects (#22)
+for _alias, _name in ops.ARRAY_API_ALIASES.items():
+    globals()[_alias] = globals()[_name]
+
+
 def cast(x, dtype, /, out=None, *, backend=None):
     """``x`` converted to ``dtype`` elementwise (``x.astype(dtype)``, casting='unsafe'; ONNX Cast).
 
@@ -209,4 +214,5 @@ def expand(x, shape, *, out=None, backend=None):
 
 
 #: the functions this module defines (``from gpubcast.api import *``: these and nothing else)
-__all__ = ["broadcast_to", "cast", "clip", "expand", "prelu", "where", *NUMPY_STYLE_BINARY, *NUMPY_STYLE_UNARY]
+__all__ = ["broadcast_to", "cast", "clip", "expand", "prelu", "where", *NUMPY_STYLE_BINARY, *NUMPY_STYLE_UNARY,
+           *ops.ARRAY_API_ALIASES]

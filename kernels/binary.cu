@@ -1,6 +1,7 @@
 // binary.cu -- out[i] = Op(x1[i], x2[i]) over a broadcast plan, for every binary op of
 // gpubcast/ops.py (arithmetic, fmod, div_trunc, prelu, comparisons, logical, bitwise,
-// shifts, power).  The values are NumPy 2's (gb::num in numeric.cuh).
+// shifts, power, and the math functions of #22: arctan2 hypot logaddexp logaddexp2 copysign
+// nextafter fmax fmin).  The values are NumPy 2's (gb::num in numeric.cuh).
 //
 // Kernels (launch contract: indexing.cuh):
 //   binary_contig<Op, A, B>             every operand contiguous or scalar; Head<2> argument;
@@ -52,6 +53,16 @@ GB_COMPARE(Less, num::less(a, b))
 GB_COMPARE(LessEqual, num::less_equal(a, b))
 GB_COMPARE(Greater, num::less(b, a))
 GB_COMPARE(GreaterEqual, num::less_equal(b, a))
+
+// math functions (#22)
+GB_BINARY(Arctan2, num::arctan2(a, b))
+GB_BINARY(Hypot, num::hypot(a, b))
+GB_BINARY(Logaddexp, num::logaddexp(a, b))
+GB_BINARY(Logaddexp2, num::logaddexp2(a, b))
+GB_BINARY(Copysign, num::copysign(a, b))
+GB_BINARY(Nextafter, num::nextafter(a, b))
+GB_BINARY(Fmax, num::fmax(a, b))
+GB_BINARY(Fmin, num::fmin(a, b))
 
 // ONNX PRelu: x where x >= 0, else slope * x (unsigned x is never negative).
 struct Prelu {

@@ -1,6 +1,6 @@
 // unary.cu -- out[i] = Op(x[i]) over a broadcast plan, for every unary op of gpubcast/ops.py
 // (negative, abs, sqrt, exp, log, tanh, erf, sigmoid, reciprocal, floor, ceil, round, sign,
-// relu, logical_not, bitwise_not, cast).  The values are NumPy 2's (gb::num in numeric.cuh);
+// relu, logical_not, bitwise_not, cast, and the math functions of #22: sin ... signbit).  The values are NumPy 2's (gb::num in numeric.cuh);
 // the math-library ops (exp, log, tanh, erf, sigmoid, complex abs) are CUDA's, within
 // gpubcast.ops.MATH_ULPS ulps of NumPy's.
 //
@@ -8,8 +8,8 @@
 //   unary_contig<Op, A, R>             x contiguous or a scalar; Head<1> argument
 //   unary_general<Op, A, R, index_t>   any strides; General<1, index_t>
 //   *_ept<...>                         elements per thread
-// A: the op's loop dtype; R: the output dtype (A, but bool for logical_not, the real type for
-// complex abs, any dtype for cast).
+// A: the op's loop dtype; R: the output dtype (A, but bool for logical_not, isnan, isinf,
+// isfinite and signbit, the real type for complex abs, real and imag, any dtype for cast).
 // Assumption: the functor names are Op.functor of gpubcast/ops.py (CamelCase of the name).
 #include "indexing.cuh"
 
@@ -31,11 +31,42 @@ GB_UNARY(Sigmoid, num::sigmoid(x))
 GB_UNARY(Reciprocal, num::reciprocal(x))
 GB_UNARY(Floor, num::floor(x))
 GB_UNARY(Ceil, num::ceil(x))
-GB_UNARY(Round, num::rint(x))
+GB_UNARY(Round, num::round(x))
 GB_UNARY(Sign, num::sign(x))
 GB_UNARY(Relu, num::maximum(x, A()))  // A() is +0 in every type: maximum's NaN and tie rules
 GB_UNARY(LogicalNot, !num::truth(x))
 GB_UNARY(BitwiseNot, num::invert(x))
+
+// math functions (#22); complex Sin ... Log10 have no kernel (catalog.COMPLEX_ON_CPU)
+GB_UNARY(Sin, num::sin(x))
+GB_UNARY(Cos, num::cos(x))
+GB_UNARY(Tan, num::tan(x))
+GB_UNARY(Arcsin, num::arcsin(x))
+GB_UNARY(Arccos, num::arccos(x))
+GB_UNARY(Arctan, num::arctan(x))
+GB_UNARY(Sinh, num::sinh(x))
+GB_UNARY(Cosh, num::cosh(x))
+GB_UNARY(Arcsinh, num::arcsinh(x))
+GB_UNARY(Arccosh, num::arccosh(x))
+GB_UNARY(Arctanh, num::arctanh(x))
+GB_UNARY(Exp2, num::exp2(x))
+GB_UNARY(Expm1, num::expm1(x))
+GB_UNARY(Log1p, num::log1p(x))
+GB_UNARY(Log2, num::log2(x))
+GB_UNARY(Log10, num::log10(x))
+GB_UNARY(Cbrt, num::cbrt(x))
+GB_UNARY(Deg2rad, num::deg2rad(x))
+GB_UNARY(Rad2deg, num::rad2deg(x))
+GB_UNARY(Square, num::square(x))
+GB_UNARY(Trunc, num::trunc(x))
+GB_UNARY(Positive, x)
+GB_UNARY(Conj, num::conj(x))
+GB_UNARY(Real, num::real(x))
+GB_UNARY(Imag, num::imag(x))
+GB_UNARY(Isnan, num::isnan(x))
+GB_UNARY(Isinf, num::isinf(x))
+GB_UNARY(Isfinite, num::isfinite(x))
+GB_UNARY(Signbit, num::signbit(x))
 
 // Cast: NumPy's astype (casting='unsafe'); float -> int out of range or NaN is undefined.
 struct Cast {

@@ -86,6 +86,41 @@ def test_binary_op_every_layout(name, dtype, cupy):
         assert_agrees(name, got, want, dtype)
 
 
+UNARY = [(name, t[0]) for name in ops.UNARY for t in checks.dtypes_for(ops.get(name), ALL_DTYPES)]
+_UNARY_OPS = sorted({n for n, _ in UNARY})
+
+
+def _unary_sample(k, case):
+    """Every op with one dtype (rotating through the dtypes it takes)."""
+    name, dtype = case
+    mine = [t for n, t in UNARY if n == name]
+    return dtype == mine[_UNARY_OPS.index(name) % len(mine)]
+
+
+@pytest.mark.parametrize("name, dtype", sampled(UNARY, _unary_sample, [f"{n}-{t}" for n, t in UNARY]))
+def test_unary_op_every_layout(name, dtype, cupy):
+    """Each unary op (math functions included) on each dtype with a kernel, in every layout of
+    ``checks.unary_layouts``."""
+    needs_device_dtype(cupy, dtype)
+    rng = np.random.default_rng(abs(hash((name, str(dtype)))) % 2**32)
+    op = ops.get(name)
+    target = dtype if name == "cast" else None
+    for x in checks.unary_layouts(rng, dtype, name).values():
+        want = apply(op, (x,), backend="numpy", dtype=target)
+        got = apply(op, on_device(cupy, (x,)), dtype=target)
+        assert_agrees(name, got, want, dtype)
+
+
+def test_complex_math_functions_are_a_clear_type_error(cupy):
+    """libdevice has no complex sin ... log10: a TypeError naming the op, not a wrong value."""
+    z = cupy.asarray(np.array([1 + 2j, -0.5j], np.complex64))
+    for name in ("sin", "arctanh", "log1p", "exp2"):
+        with pytest.raises(TypeError, match=rf"{name}: the CUDA backend has no kernel for complex"):
+            getattr(gb, name)(z)
+    assert_agrees("conj", gb.conj(z), np.conj(host(z)), np.complex64)   # exact ones have kernels
+    assert_agrees("sign", gb.sign(z), np.sign(host(z)), np.complex64)
+
+
 @pytest.mark.parametrize("name", [n for n, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"])
 def test_binary_rule_sets(name, cupy):
     op = ops.get(name)

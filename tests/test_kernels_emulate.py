@@ -73,14 +73,7 @@ def test_unary_op_every_layout(name, dtype, backends):
     and the 64-bit index path."""
     rng = np.random.default_rng(abs(hash((name, str(dtype)))) % 2**32)
     op = ops.get(name)
-    a = checks.values(rng, dtype, (37, 45), op_name=name)
-    inputs = {"contiguous": a, "misaligned": checks.layout(rng, a, "misaligned"),
-              "0-d value": np.asarray(checks.values(rng, dtype, (), op_name=name)),
-              "device scalar": checks.values(rng, dtype, (1, 1), op_name=name),
-              "transposed": checks.layout(rng, a, "transposed"), "flipped": checks.layout(rng, a, "flipped"),
-              "sliced": checks.layout(rng, a, "sliced"),
-              "rank 6": checks.layout(rng, checks.values(rng, dtype, (2, 1, 3, 4, 2, 5), op_name=name),
-                                      "transposed")}
+    inputs = checks.unary_layouts(rng, dtype, name)
     targets = [None] if name != "cast" else [t for t in checks.EMULATION_DTYPES]
     for layout, x in inputs.items():
         for target in targets:

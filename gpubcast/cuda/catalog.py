@@ -37,9 +37,12 @@ CXX_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
     np.dtype(np.complex64): "gb::c64", np.dtype(np.complex128): "gb::c128",
 }
-MOVE_SIZES = (1, 2, 4, 8, 16)
+MOVE_SIZES = (1, 2, 4, 8, 16)     # element sizes the data-movement kernels handle
 #: unary ops computed on the CPU only for complex inputs (no complex CUDA kernel yet)
-COMPLEX_ON_CPU = frozenset({"sqrt", "exp", "log", "tanh"})      # element sizes the data-movement kernels handle
+COMPLEX_ON_CPU = frozenset({"sqrt", "exp", "log", "tanh"})
+#: the math functions of #22 with no complex CUDA kernel (libdevice has no complex functions)
+COMPLEX_ON_CPU |= frozenset({"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh",
+                             "arctanh", "exp2", "expm1", "log1p", "log2", "log10"})
 #: op -> the functor computing it when its second operand is one value over the whole call (a VALUE or
 #: SCALAR operand), for float32/float64: NumPy's power loop then takes its fast path (numeric.cuh)
 SCALAR_SECOND = {"power": "PowerScalarExponent"}

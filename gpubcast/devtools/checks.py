@@ -197,6 +197,18 @@ def binary_layouts(rng, dtype, op_name: str) -> dict:
     }
 
 
+def unary_layouts(rng, dtype, op_name: str) -> dict:
+    """layout name -> x for a unary op: contiguous (vector loads), misaligned (element loads), a 0-d
+    value, a device scalar, transposed, negative strides, sliced, and a transposed rank-6 array."""
+    a = values(rng, dtype, (37, 45), op_name=op_name)
+    return {"contiguous": a, "misaligned": layout(rng, a, "misaligned"),
+            "0-d value": np.asarray(values(rng, dtype, (), op_name=op_name)),
+            "device scalar": values(rng, dtype, (1, 1), op_name=op_name),
+            "transposed": layout(rng, a, "transposed"), "flipped": layout(rng, a, "flipped"),
+            "sliced": layout(rng, a, "sliced"),
+            "rank 6": layout(rng, values(rng, dtype, (2, 1, 3, 4, 2, 5), op_name=op_name), "transposed")}
+
+
 #: (op, dtype, x1, x2, expected): integer edge cases, values computed by hand
 INTEGER_EDGE_CASES = [
     ("floor_divide", np.int8, [-128, 7, -7, 7, 0, -128], [-1, 0, 2, -2, 0, 3], [-128, 0, -4, -4, 0, -43]),

@@ -114,23 +114,28 @@ def f64_from_bits(typingctx, u):
     return types.float64(types.int64), codegen
 
 
-def _llvm_float_intrinsic(name, nargs):
-    """An intrinsic calling ``llvm.<name>`` on floats of one type (float32 or float64)."""
+def _float_function(declare, nargs):
+    """An intrinsic calling the function ``declare(module, ir type, numba type, nargs)`` declares, on
+    floats of one type (float32 or float64)."""
     def impl(typingctx, *args):
         ty = args[0]
         if not isinstance(ty, types.Float) or any(a != ty for a in args):
             return None
 
         def codegen(context, builder, sig, llargs):
-            t = llargs[0].type
-            fn = builder.module.declare_intrinsic(f"llvm.{name}", [t], ir.FunctionType(t, [t] * len(llargs)))
-            return builder.call(fn, llargs)
+            return builder.call(declare(builder.module, llargs[0].type, ty, len(llargs)), llargs)
         return ty(*args), codegen
     if nargs == 1:
         return intrinsic(lambda typingctx, x: impl(typingctx, x))
     if nargs == 2:
         return intrinsic(lambda typingctx, x, y: impl(typingctx, x, y))
     return intrinsic(lambda typingctx, x, y, z: impl(typingctx, x, y, z))
+
+
+def _llvm_float_intrinsic(name, nargs):
+    """An intrinsic calling ``llvm.<name>`` on floats of one type (float32 or float64)."""
+    return _float_function(lambda module, t, ty, n: module.declare_intrinsic(
+        f"llvm.{name}", [t], ir.FunctionType(t, [t] * n)), nargs)
 
 
 fpow = _llvm_float_intrinsic("pow", 2)
@@ -141,6 +146,18 @@ frint = _llvm_float_intrinsic("rint", 1)
 fabs_ = _llvm_float_intrinsic("fabs", 1)
 fsqrt = _llvm_float_intrinsic("sqrt", 1)
 ffma = _llvm_float_intrinsic("fma", 3)
+ftrunc = _llvm_float_intrinsic("trunc", 1)
+fexp2 = _llvm_float_intrinsic("exp2", 1)
+
+
+def _libm(name: str, nargs: int):
+    """An intrinsic calling the C library's real function ``name + 'f'`` (float32) or ``name``
+    (float64), as NumPy's loops call it (``npy_cbrtf`` is ``cbrtf``, ...)."""
+    return _float_function(lambda module, t, ty, n: cgutils.get_or_insert_function(
+        module, ir.FunctionType(t, [t] * n), name + ("f" if ty == types.float32 else "")), nargs)
+
+
+libm_cbrt, libm_hypot, libm_nextafter = _libm("cbrt", 1), _libm("hypot", 2), _libm("nextafter", 2)
 
 
 @intrinsic
@@ -197,6 +214,9 @@ def _system_complex(name: str, nargs: int):
 system_cpow = _system_complex("cpow", 2)
 system_cexp, system_clog = _system_complex("cexp", 1), _system_complex("clog", 1)
 system_csqrt, system_ctanh = _system_complex("csqrt", 1), _system_complex("ctanh", 1)
+#: the C library's complex functions NumPy's math functions call (#22): name -> intrinsic
+SYSTEM_COMPLEX = {name: _system_complex(name, 1) for name in (
+    "csin", "ccos", "ctan", "casin", "cacos", "catan", "csinh", "ccosh", "casinh", "cacosh", "catanh")}
 
 
 # --- half and bfloat16 conversions (exact NumPy / ml_dtypes bit algorithms) ------------------------

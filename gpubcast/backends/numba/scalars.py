@@ -30,9 +30,9 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
-from .codecs import (SYSTEM_CPOW, ctruth, decode, encode, f64_from_bits, fabs_, family, fceil, fcopysign, ffloor,
-                     ffma, ffmod, fpow, frint, fsqrt, system_cexp, system_clog, system_cpow, system_csqrt,
-                     system_ctanh)
+from .codecs import (SYSTEM_COMPLEX, SYSTEM_CPOW, ctruth, decode, encode, f64_from_bits, fabs_, family, fceil,
+                     fcopysign, fexp2, ffloor, ffma, ffmod, fpow, frint, fsqrt, ftrunc, libm_cbrt, libm_hypot,
+                     libm_nextafter, system_cexp, system_clog, system_cpow, system_csqrt, system_ctanh)
 
 
 # --- helpers over computed values -----------------------------------------------------------------
@@ -462,6 +462,256 @@ _bitwise = {"bitwise_and": lambda a, b: a & b, "bitwise_or": lambda a, b: a | b,
             "bitwise_xor": lambda a, b: a ^ b}
 
 
+# --- math functions (#22): the Array API set and the NumPy ufuncs paired with them ---------------------
+# NumPy's values: the C library's real functions (float16 and bfloat16 computed in float32 and rounded
+# once, as NumPy's half loops and ml_dtypes do), the C library's complex functions where NumPy calls
+# them, and NumPy's own formulas (funcs.inc.src, npy_math) for the rest.
+
+_LN2 = math.log(2.0)
+_LOG2E, _LOG10E = 1.0 / math.log(2.0), 1.0 / math.log(10.0)
+
+
+@register_jitable
+def _sign_complex(v):
+    """NumPy 2's complex sign: v / |v| (0 for 0, nan for nan; an infinite part gives +-1 on its axis)."""
+    m = libm_hypot(v.real, v.imag)
+    zero, one = like(m, 0), like(m, 1)
+    if m != m:
+        return cpack(v, math.nan, math.nan)
+    if m == like(m, math.inf):
+        if fabs_(v.real) == m:
+            if fabs_(v.imag) == m:
+                return cpack(v, math.nan, math.nan)
+            return cpack(v, one if v.real > 0 else -one, zero)
+        return cpack(v, zero, one if v.imag > 0 else -one)
+    if m == 0:
+        return cpack(v, zero, zero)
+    return cpack(v, v.real / m, v.imag / m)
+
+
+@register_jitable
+def _cexp2(v):
+    """NumPy's nc_exp2: exp(v * ln 2), each part multiplied in v's precision."""
+    ln2 = like(v.real, _LN2)
+    return _cexp(cpack(v, v.real * ln2, v.imag * ln2))
+
+
+@register_jitable
+def _cexp(v):
+    if SYSTEM_CPOW:
+        return system_cexp(v)
+    return cmath.exp(v)
+
+
+@register_jitable
+def _clog(v):
+    if SYSTEM_CPOW:
+        return system_clog(v)
+    return cmath.log(v)
+
+
+@register_jitable
+def _cexpm1(v):
+    """NumPy's nc_expm1."""
+    x, y = v.real, v.imag
+    a = math.sin(y / like(y, 2))
+    return cpack(v, math.expm1(x) * math.cos(y) - like(y, 2) * a * a, math.exp(x) * math.sin(y))
+
+
+@register_jitable
+def _clog1p(v):
+    """NumPy's nc_log1p: log(|1 + v|) + i atan2(Im v, 1 + Re v)."""
+    re = v.real + like(v.real, 1)
+    return cpack(v, math.log(libm_hypot(re, v.imag)), math.atan2(v.imag, re))
+
+
+@register_jitable
+def _clog_scaled(v, k):
+    """NumPy's nc_log2 / nc_log10: clog(v), each part times ``k`` in v's precision."""
+    r = _clog(v)
+    c = like(v.real, k)
+    return cpack(v, r.real * c, r.imag * c)
+
+
+@register_jitable
+def _logaddexp(x, y):
+    """npy_logaddexp."""
+    if x == y:
+        return x + like(x, _LN2)
+    d = x - y
+    if d > 0:
+        return x + math.log1p(math.exp(-d))
+    if d <= 0:
+        return y + math.log1p(math.exp(d))
+    return d  # nan
+
+
+@register_jitable
+def _logaddexp2(x, y):
+    """npy_logaddexp2 (log2(1 + t) as LOG2E * log1p(t))."""
+    if x == y:
+        return x + like(x, 1)
+    d = x - y
+    if d > 0:
+        return x + like(x, _LOG2E) * math.log1p(fexp2(-d))
+    if d <= 0:
+        return y + like(x, _LOG2E) * math.log1p(fexp2(d))
+    return d
+
+
+@register_jitable
+def _deg2rad(v):
+    return v * (like(v, math.pi) / like(v, 180.0))   # NumPy: x * (NPY_PI / 180), in x's precision
+
+
+@register_jitable
+def _rad2deg(v):
+    return v * (like(v, 180.0) / like(v, math.pi))
+
+
+@register_jitable
+def _isinf(v):
+    return fabs_(v) == like(v, math.inf)
+
+
+@register_jitable
+def _isfinite(v):
+    return fabs_(v) < like(v, math.inf)
+
+
+@register_jitable
+def _half_nextafter(x, y):
+    """NumPy's npy_half_nextafter on raw float16 bits (equal values give x)."""
+    if (x & 0x7FFF) > 0x7C00 or (y & 0x7FFF) > 0x7C00:
+        return np.uint16(0x7E00)
+    if x == y or (x & 0x7FFF) == 0 and (y & 0x7FFF) == 0:
+        return x
+    if (x & 0x7FFF) == 0:
+        return np.uint16((y & 0x8000) + 1)
+    if not x & 0x8000:
+        return np.uint16(x - 1) if np.int16(x) > np.int16(y) else np.uint16(x + 1)
+    if not y & 0x8000 or (x & 0x7FFF) > (y & 0x7FFF):
+        return np.uint16(x - 1)
+    return np.uint16(x + 1)
+
+
+@register_jitable
+def _bfloat16_nextafter(x, y):
+    """ml_dtypes' nextafter on raw bfloat16 bits (equal bits, or two zeros, give y)."""
+    if (x & 0x7FFF) > 0x7F80 or (y & 0x7FFF) > 0x7F80:
+        return np.uint16(0x7FC0)
+    if x == y:
+        return y
+    if (x & 0x7FFF) == 0:
+        if (y & 0x7FFF) == 0:
+            return y
+        return np.uint16((y & 0x8000) | 1)
+    fx, fy = bfloat16_value(x), bfloat16_value(y)
+    if (fx < fy) == (not x & 0x8000):   # away from zero: magnitude up
+        return np.uint16(x + 1)
+    return np.uint16(x - 1)
+
+
+def bfloat16_value(x):
+    raise NotImplementedError
+
+
+@overload(bfloat16_value)
+def _bfloat16_value(x):
+    from .codecs import BFLOAT16
+    return lambda x: decode(BFLOAT16, x)
+
+
+@_builder
+def _nextafter_make(codec, x):
+    if codec.codec == "float16":
+        return lambda codec, x, y: _half_nextafter(x, y)
+    if codec.codec == "bfloat16":
+        return lambda codec, x, y: _bfloat16_nextafter(x, y)
+    return lambda codec, x, y: libm_nextafter(x, y)
+
+
+def _fmax_fmin(greater: bool):
+    """NumPy's fmax / fmin: NaN ignored unless both are; ties as ``maximum`` (the second operand,
+    the first for float16)."""
+    @_builder
+    def make(codec, x):
+        if codec.codec == "float16":
+            if greater:
+                return _select(lambda a, b: a >= b or _isnan(b))
+            return _select(lambda a, b: a <= b or _isnan(b))
+        if greater:
+            return _select(lambda a, b: a > b or _isnan(b))
+        return _select(lambda a, b: a < b or _isnan(b))
+    return make
+
+
+def _complex_math(name, portable):
+    return _complex_function(SYSTEM_COMPLEX[name], portable)
+
+
+def _declare_math_unary():
+    ident = lambda codec, x: x
+    zero = lambda codec, x: like(x, 0)  # the raw zero is +0 in every codec
+    false, true = (lambda codec, x: False), (lambda codec, x: True)
+    table = {}
+    for name, real, system, portable in (
+            ("sin", math.sin, "csin", cmath.sin), ("cos", math.cos, "ccos", cmath.cos),
+            ("tan", math.tan, "ctan", cmath.tan), ("arcsin", math.asin, "casin", cmath.asin),
+            ("arccos", math.acos, "cacos", cmath.acos), ("arctan", math.atan, "catan", cmath.atan),
+            ("sinh", math.sinh, "csinh", cmath.sinh), ("cosh", math.cosh, "ccosh", cmath.cosh),
+            ("arcsinh", math.asinh, "casinh", cmath.asinh), ("arccosh", math.acosh, "cacosh", cmath.acosh),
+            ("arctanh", math.atanh, "catanh", cmath.atanh)):
+        table[name] = {"f": _lift1(_real_function(real)), "c": _complex_math(system, portable)}
+    table.update({
+        "exp2": {"f": _lift1(lambda v: fexp2(v)), "c": _lift1(lambda v: _cexp2(v))},
+        "expm1": {"f": _lift1(lambda v: math.expm1(v)), "c": _lift1(lambda v: _cexpm1(v))},
+        "log1p": {"f": _lift1(lambda v: math.log1p(v)), "c": _lift1(lambda v: _clog1p(v))},
+        "log2": {"f": _lift1(lambda v: math.log2(v)), "c": _lift1(lambda v: _clog_scaled(v, _LOG2E))},
+        "log10": {"f": _lift1(lambda v: math.log10(v)), "c": _lift1(lambda v: _clog_scaled(v, _LOG10E))},
+        "cbrt": {"f": _lift1(lambda v: libm_cbrt(v))},
+        "deg2rad": {"f": _lift1(lambda v: _deg2rad(v))},
+        "rad2deg": {"f": _lift1(lambda v: _rad2deg(v))},
+        "square": {"i": _raw1(lambda codec, x: x * x), "u": _raw1(lambda codec, x: x * x),
+                   "f": _lift1(lambda v: v * v), "c": _lift1(lambda v: _cmul(v, v))},
+        "trunc": {"b": ident, "i": ident, "u": ident, "f": _lift1(lambda v: ftrunc(v))},
+        "positive": {"i": ident, "u": ident, "f": ident, "c": ident},
+        "conj": {"i": ident, "u": ident, "f": ident, "c": lambda codec, x: cpack(x, x.real, -x.imag)},
+        "real": {"b": ident, "i": ident, "u": ident, "f": ident, "c": lambda codec, x: x.real},
+        "imag": {"b": zero, "i": zero, "u": zero, "f": zero, "c": lambda codec, x: x.imag},
+        "isnan": {"b": false, "i": false, "u": false, "f": lambda codec, x: _isnan(decode(codec, x)),
+                  "c": lambda codec, x: _cnan(x)},
+        "isinf": {"b": false, "i": false, "u": false, "f": lambda codec, x: _isinf(decode(codec, x)),
+                  "c": lambda codec, x: _isinf(x.real) or _isinf(x.imag)},
+        "isfinite": {"b": true, "i": true, "u": true, "f": lambda codec, x: _isfinite(decode(codec, x)),
+                     "c": lambda codec, x: _isfinite(x.real) and _isfinite(x.imag)},
+        "signbit": {"f": lambda codec, x: fcopysign(like(decode(codec, x), 1), decode(codec, x)) < 0},
+    })
+    return table
+
+
+def _real_function(fn):
+    """``fn`` of the math module (a C library call in Numba) as a jitable function of one value."""
+    return _jitable(lambda v: fn(v))
+
+
+def _declare_math_binary():
+    f_max, f_min = _fmax_fmin(True), _fmax_fmin(False)
+    int_max, int_min = _select(lambda a, b: a > b), _select(lambda a, b: a < b)
+    return {
+        "arctan2": {"f": _lift(lambda a, b: math.atan2(a, b))},
+        "hypot": {"f": _lift(lambda a, b: libm_hypot(a, b))},
+        "logaddexp": {"f": _lift(lambda a, b: _logaddexp(a, b))},
+        "logaddexp2": {"f": _lift(lambda a, b: _logaddexp2(a, b))},
+        "copysign": {"f": _lift(lambda a, b: fcopysign(a, b))},
+        "nextafter": {"f": _nextafter_make},
+        "fmax": {"b": _lift(lambda a, b: a or b), "i": int_max, "u": int_max, "f": f_max,
+                 "c": _select(lambda a, b: _cnan(b) or _cge(a, b))},
+        "fmin": {"b": _lift(lambda a, b: a and b), "i": int_min, "u": int_min, "f": f_min,
+                 "c": _select(lambda a, b: _cnan(b) or _cle(a, b))},
+    }
+
+
 def _declare():
     add = _arith(lambda a, b: a + b)
     add["b"] = _lift(lambda a, b: a or b)
@@ -506,6 +756,7 @@ def _declare():
     for name, fn in _bitwise.items():
         f = _lift(fn)
         table[name] = {"b": f, "i": f, "u": f}
+    table.update(_declare_math_binary())
     return table, variants
 
 
@@ -664,9 +915,10 @@ def _declare_unary():
         "reciprocal": {"f": _lift1(lambda v: like(v, 1) / v), "c": _lift1(lambda v: _creciprocal(v))},
         "floor": {"b": ident, "i": ident, "u": ident, "f": _lift1(lambda v: ffloor(v))},
         "ceil": {"b": ident, "i": ident, "u": ident, "f": _lift1(lambda v: fceil(v))},
-        "round": {"i": ident, "u": ident, "f": _lift1(lambda v: frint(v))},
+        "round": {"i": ident, "u": ident, "f": _lift1(lambda v: frint(v)),
+                  "c": _lift1(lambda v: cpack(v, frint(v.real), frint(v.imag)))},
         "sign": {"i": _raw1(lambda codec, x: (x > 0) - (x < 0)), "u": _raw1(lambda codec, x: x > 0),
-                 "f": _lift1(lambda v: _sign_float(v))},
+                 "f": _lift1(lambda v: _sign_float(v)), "c": _lift1(lambda v: _sign_complex(v))},
         "relu": {"i": _relu, "u": _relu, "f": _relu},
         "logical_not": {"b": lambda codec, x: x == 0, "i": lambda codec, x: x == 0, "u": lambda codec, x: x == 0,
                         "f": lambda codec, x: not _truth(decode(codec, x)),
@@ -688,7 +940,7 @@ def _make_unary_stubs(table):
 
 
 #: unary op name -> scalar function ``f(codec, raw x) -> raw result`` (``cast`` runs NumPy's astype)
-UNARY = _make_unary_stubs(_declare_unary())
+UNARY = _make_unary_stubs({**_declare_unary(), **_declare_math_unary()})
 
 
 def move(codec, x):
