@@ -46,7 +46,9 @@ def operands(name, shapes, seed=0):
     return [np.round(rng.normal(size=s) * 4, 1) for s in shapes]
 
 
-def check(result, expected):
+def check(result, expected, rtol=0.0):
+    """``result`` a Dask array of ``expected``'s type and values (``rtol``: the math functions'
+    tolerance, ``ops.math_rtol``; else exact)."""
     assert isinstance(result, da.Array), type(result)
     assert result.dtype == expected.dtype
     assert result.shape == expected.shape
@@ -55,7 +57,10 @@ def check(result, expected):
     computed = result.compute(scheduler="threads")
     assert isinstance(computed, np.ndarray)
     assert computed.dtype == expected.dtype
-    np.testing.assert_array_equal(computed, expected)
+    if rtol:
+        np.testing.assert_allclose(computed, expected, rtol=rtol, atol=0)
+    else:
+        np.testing.assert_array_equal(computed, expected)
 
 
 # --- every NumPy-style binary op --------------------------------------------------------------
@@ -67,7 +72,7 @@ def test_binary_op_numpy_rule_matches_numpy(name):
     with np.errstate(all="ignore"):
         expected = getattr(np, name)(a, b)
     result = getattr(gb, name)(x, y)
-    check(result, expected)
+    check(result, expected, ops.math_rtol(name, expected.dtype))
     assert result.chunks == (x.chunks[0], y.chunks[0], x.chunks[2])
 
 
@@ -76,9 +81,10 @@ def test_binary_op_pdpd_matches_reference_backend(name):
     a, b = operands(name, [(2, 5, 4, 3), (5, 4)], seed=2)
     x, y = uneven(a), uneven(b, seed=3)
     expected = getattr(gb, name)(a, b, broadcast="pdpd", axis=1)
+    rtol = ops.math_rtol(name, expected.dtype)
     with np.errstate(all="ignore"):   # independent: b placed at axis 1
-        np.testing.assert_array_equal(expected, getattr(np, name)(a, b.reshape(1, 5, 4, 1)))
-    check(getattr(gb, name)(x, y, broadcast="pdpd", axis=1), expected)
+        np.testing.assert_allclose(expected, getattr(np, name)(a, b.reshape(1, 5, 4, 1)), rtol=rtol, atol=0)
+    check(getattr(gb, name)(x, y, broadcast="pdpd", axis=1), expected, rtol)
 
 
 @pytest.mark.parametrize("name", ["subtract", "less", "floor_divide", "right_shift"])

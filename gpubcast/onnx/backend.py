@@ -226,11 +226,12 @@ def _fused_chain(members, reads, writes):
             while args and args[-1] is None:
                 args.pop()
             values[s.outputs[0]] = s.function(*args, **s.attributes)
-        return tuple(values[w] for w in writes)
-    fused = gpubcast.fuse(chain)
+        return tuple(values[w] for w in writes) if len(writes) > 1 else values[writes[0]]
+    fused = gpubcast.fuse(chain)    # one output: returned as it is (the compiled hot path takes it)
 
     def run(*inputs, backend=None):
-        return fused(*inputs, backend=backend)
+        result = fused(*inputs, backend=backend)
+        return result if len(writes) > 1 else (result,)
     return run
 
 

@@ -281,8 +281,10 @@ class NumbaBackend(HostArrays):
         spec = self.spec(op, in_dtypes, out_dtype, p)
         if spec is None and op.name == "cast" and all(_dt.kind(d) in "biufc" for d in (*in_dtypes, out_dtype)):
             return _cast_runner(p, out_dtype)   # numbers only: objects' errors are the general path's to word
-        if spec is None or spec.kind == "variadic":
+        if spec is None:
             return None
+        if spec.kind == "variadic":
+            return self._runner_n(spec, p, out_dtype)
         return self._runner(spec, p, out_dtype, {"unary": 1, "binary": 2, "where": 3, "move": 1}[spec.kind])
 
     def _runner_n(self, spec, p, out_dtype):
