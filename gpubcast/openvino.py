@@ -42,7 +42,7 @@ import math
 from . import api, ops
 from . import dtypes as _dt
 from .dispatch import apply
-from .onnx.constraints import BOOL, FLOATS, NUMERIC, constrain
+from .onnx.constraints import BOOL, FLOATS, NUMERIC, constrain, hot_path
 
 AUTO_BROADCASTS = ("numpy", "pdpd", "none")
 BROADCAST_MODES = ("numpy", "explicit", "bidirectional", "pdpd")
@@ -83,7 +83,11 @@ _BINARY = {
 def _binary(name: str, op_name: str, allowed, what: str):
     op = ops.get(op_name)
 
+    fast = hot_path(f"openvino {name}", op, allowed)
+
     def f(a, b, /, *, auto_broadcast="numpy", axis=-1, backend=None):
+        if auto_broadcast == "numpy" and backend is None and (result := fast(a, b)) is not None:
+            return result
         a, b = constrain(name, (a, b), allowed, _AB, spec=_SPEC)
         return apply(op, (a, b), rule=_auto_broadcast(auto_broadcast), axis=axis, backend=backend)
 
@@ -178,7 +182,11 @@ _UNARY_ACTIVATIONS = {
 def _unary_activation(name: str, op_name: str, what: str):
     op = ops.get(op_name)
 
+    fast = hot_path(f"openvino {name}", op, FLOATS)
+
     def f(data, /, *, backend=None):
+        if backend is None and (result := fast(data)) is not None:
+            return result
         (data,) = constrain(name, (data,), FLOATS, ("data",), spec=_SPEC)
         return apply(op, (data,), backend=backend)
 

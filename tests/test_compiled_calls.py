@@ -177,3 +177,32 @@ def test_off_switch_missing_compiler_and_damaged_library(tmp_path):
     again = _python(CHECK, GPUBCAST_CACHE_DIR=str(cache))
     assert again.returncode == 0 and again.stdout.strip() == "True", again.stderr
     assert lib.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_front_ends_take_the_compiled_path_and_keep_their_type_constraints(monkeypatch):
+    import gpubcast.onnx as gbo
+    import gpubcast.openvino as gbv
+    from gpubcast.onnx import constraints
+
+    x, b = ARRAYS["f32"], np.arange(8, dtype=np.float32)
+    calls = [(gbo.Add, (x, b), np.add(x, b)), (gbo.Tanh, (x,), None), (gbv.Multiply, (x, b), np.multiply(x, b)),
+             (gbv.SoftSign, (x,), x / (1 + np.abs(x)))]
+    for f, args, _ in calls:
+        _warm(f, *args)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("this call left the compiled path")
+    with monkeypatch.context() as m:
+        m.setattr(constraints, "apply", boom)
+        m.setattr(gbo, "apply", boom)
+        m.setattr(gbv, "apply", boom)
+        for f, args, want in calls:
+            got = f(*args)
+            if want is None:
+                np.testing.assert_allclose(got, np.tanh(x), rtol=4e-7)
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(TypeError, match="type constraint"):
+        gbo.Add(x, b.astype(np.float64))           # two element types: ONNX's error, never a cast
+    with pytest.raises(TypeError):
+        gbo.Tanh(np.arange(4, dtype=np.int8))       # not in T: the constraint's error

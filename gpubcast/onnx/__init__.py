@@ -42,7 +42,7 @@ from .. import api, backends, ops
 from ..dtypes import bfloat16
 from ..dispatch import apply
 from ..rules import broadcast_shapes
-from .constraints import (ANY, BOOL, FLOATS, INTS, NUMERIC, POW_BASE, PRELU_GEMM, SIGNED, STRING, constrain,
+from .constraints import (ANY, BOOL, FLOATS, INTS, NUMERIC, POW_BASE, PRELU_GEMM, SIGNED, STRING, constrain, hot_path,
                           type_name)
 
 _AB = ("A", "B")
@@ -117,7 +117,11 @@ def _allowed(allowed) -> str:
 def _binary(name: str, op_name: str, allowed, what: str):
     op = ops.get(op_name)
 
+    fast = hot_path(f"onnx {name}", op, allowed)
+
     def f(A, B, /, *, backend=None):
+        if backend is None and (result := fast(A, B)) is not None:
+            return result
         A, B = constrain(name, (A, B), allowed, _AB)
         return apply(op, (A, B), backend=backend)
 
@@ -146,7 +150,11 @@ def _variadic(name: str, op_name: str, allowed, what: str):
 def _unary(name: str, op_name: str, allowed, what: str):
     op = ops.get(op_name)
 
+    fast = hot_path(f"onnx {name}", op, allowed)
+
     def f(X, /, *, backend=None):
+        if backend is None and (result := fast(X)) is not None:
+            return result
         (X,) = constrain(name, (X,), allowed, ("X",))
         return apply(op, (X,), backend=backend)
 

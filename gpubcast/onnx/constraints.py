@@ -19,6 +19,8 @@ import functools
 
 import numpy as np
 
+from .. import compiled_calls
+from ..dispatch import apply
 from ..dtypes import bfloat16, is_python_scalar, result_type, weak_type
 
 INTS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
@@ -87,3 +89,28 @@ def constrain(op: str, inputs, allowed: frozenset, names, param: str = "T", spec
         raise TypeError(f"{op}: tensor({found}) input ({', '.join(names)}) is not allowed by type "
                         f"constraint {param}; {spec} allows {', '.join(f'tensor({t})' for t in sorted(allowed))}")
     return inputs
+
+
+#: the dtypes a front end's hot path may see (``hot_path``)
+_DTYPES = (*(np.dtype(t) for t in "?bhilqBHILQefdFD"), bfloat16)
+
+
+def hot_path(label: str, op, allowed: frozenset):
+    """A front-end function's hot path: ``run(*arrays)`` computes ``op`` over exact NumPy arrays of one
+    dtype that type constraint ``allowed`` names (NumPy broadcasting, the default backend) through the
+    compiled hot path (``gpubcast.compiled_calls``), or ``apply`` keeping its entry; None for any
+    other operands (the function then checks them and takes its general path)."""
+    table = compiled_calls.table_for(label)
+    accepted = frozenset(dt for dt in _DTYPES if type_name(dt) in allowed)
+    nd = np.ndarray
+
+    def run(*xs):
+        first = xs[0]
+        if type(first) is not nd or first.dtype not in accepted:
+            return None
+        for x in xs[1:]:
+            if type(x) is not nd or x.dtype != first.dtype:
+                return None
+        result = compiled_calls.call(table, None, *xs)
+        return result if result is not None else apply(op, xs, table=table)
+    return run
