@@ -188,8 +188,8 @@ def predict(name: str) -> Prediction:
               for cls, size, arg in zip(classes, itemsizes, t.args)]
     instrs, labels, predicated = resources.sass_of(hot, ARCH)
     start, end = resources.shared_loop(instrs, labels) if shared else (r.loop.start, r.loop.end)
-    path = resources.access_path(instrs, labels, predicated, start, end, rank,
-                                 _accesses(classes, itemsizes, t.ept, staged))
+    path = resources.tile_path(instrs, labels, predicated, start, end, rank,
+                               _accesses(classes, itemsizes, t.ept, staged))
     ipe = path / t.ept if path else None
     inner = p.coalesced_shape[-1]
     rows = 1.0 if hot.contiguous or shared or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
