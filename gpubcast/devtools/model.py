@@ -72,11 +72,13 @@ SECTOR = 32                 # bytes an uncoalesced element access moves through 
 THREADS_PER_SM = resources.THREADS_PER_SM
 SCHEDULERS = 4
 DEPENDENT_ISSUE = 4         # cycles between dependent instructions of one warp
+LINE = 128                  # bytes of an L1 cache line (4 sectors)
+L1_LINES_PER_CLOCK = 1      # lines an SM's L1 looks up per clock (one per request's wavefront)
+L2_SHARE = 25e6             # bytes of the 50 MB L2 a stream can count on finding again (half: the
+                            # two partitions hold far data apart)
 DTYPE = np.dtype(np.float32)
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 GOAL, GOAL_TRANSPOSED = 0.9, 0.7
-
-#: the hot kernel set of each pattern op (``resources.HOT_SETS`` labels) at float32
-HOT_OF_OP = {"add": "add f32", "where": "where f32", "sum": "sum 4x f32", "copy": "copy 4 B"}
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,14 @@ class Prediction:
     goal: float
     smem_bytes: float = 0.0  # per output element: staged operands through shared memory
     t_smem: float = 0.0
+    l1_lines: float = 0.0    # per output element: L1 lines the warps' global accesses look up
+    t_l1: float = 0.0
+    reread_bytes: float = 0.0  # per output element: DRAM bytes re-read (broadcast operands past L2)
+    dtype: str = "float32"
 
     @property
     def time(self) -> float:
-        return max(self.t_mem, self.t_l2, self.t_issue, self.t_smem)
+        return max(self.t_mem, self.t_l2, self.t_issue, self.t_smem, self.t_l1)
 
     @property
     def fraction(self) -> float:
@@ -111,7 +117,8 @@ class Prediction:
 
     @property
     def bound(self) -> str:
-        return max((self.t_mem, "memory"), (self.t_l2, "L2"), (self.t_issue, "issue"), (self.t_smem, "shared"))[1]
+        return max((self.t_mem, "memory"), (self.t_l2, "L2"), (self.t_issue, "issue"), (self.t_smem, "shared"),
+                   (self.t_l1, "L1"))[1]
 
 
 class _Operand:
@@ -125,11 +132,11 @@ def _c_strides(shape, itemsize):
     return tuple(s * itemsize for s in c_strides(shape))
 
 
-def pattern_plan(pattern):
-    """The plan of ``pattern`` at its GPU shapes (float32; transposed operands as transposed views)."""
+def pattern_plan(pattern, dtype=DTYPE):
+    """The plan of ``pattern`` at its GPU shapes (``dtype``; transposed operands as transposed views)."""
     shapes = pattern.shapes("large", "gpu")
     arrays = []
-    for i, (shape, dt) in enumerate(zip(pattern.inputs(shapes), pattern.dtypes(DTYPE))):
+    for i, (shape, dt) in enumerate(zip(pattern.inputs(shapes), pattern.dtypes(dtype))):
         if i in pattern.transposed:
             arrays.append(_Operand(shape, _c_strides(shape[::-1], dt.itemsize)[::-1], dt.itemsize))
         else:
@@ -169,17 +176,63 @@ def _accesses(classes, itemsizes, ept, staged) -> dict:
     return found
 
 
+def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: int) -> int:
+    """L1 lines (``LINE`` bytes) one warp's global accesses to an operand look up per tile: per
+    access instruction, the distinct lines its 32 lanes touch (each lane's element or vector at
+    its own offset).  Lane L's elements: row tiles, ``ept`` consecutive output elements from
+    L * ept of one innermost row; shared tiles, row L // (TILE_COLS / ept), columns from
+    L % (TILE_COLS / ept) * ept.  A contiguous operand: vector accesses (up to 16 bytes); a
+    strided one: element accesses along ``strides`` (elements, innermost last); a device scalar:
+    one line; a host value: none; a staged operand (``chunk`` > 0): its tile read along its own
+    contiguous dim, every line full.  The tile's first element is assumed line-aligned."""
+    if cls == launch.VALUE:
+        return 0
+    if cls == launch.SCALAR:
+        return 1
+    if chunk:
+        return -(-32 * ept * itemsize // LINE)
+    s0 = strides[-1] if strides else 1
+    s1 = strides[-2] if shared and len(strides) > 1 else 0
+    n = max(1, min(16 // itemsize, ept)) if cls == launch.CONTIG else 1
+    q = launch.TILE_COLS // ept if shared else 32
+    total = 0
+    for k in range(0, ept, n):
+        lines = set()
+        for lane in range(32):
+            row, col = lane // q, lane % q * ept + k
+            at = (row * s1 + col * s0) * itemsize
+            lines.update(range(at // LINE, (at + n * itemsize - 1) // LINE + 1))
+        total += len(lines)
+    return total
+
+
+def reread_factor(shape, strides, bytes_per_elem: float) -> int:
+    """How many times an operand's own bytes come from DRAM: 1, times the size of every dim along
+    which it is broadcast (stride 0, size > 1) with some dim inside it that it is not broadcast
+    along (a footprint, not one element, to find again), where the output's traffic between two
+    visits of the same element -- the elements of the dims inside, ``bytes_per_elem`` each --
+    passes ``L2_SHARE``: that footprint has left L2 by then.  Shapes and strides outermost first."""
+    factor = 1
+    for d, (size, stride) in enumerate(zip(shape, strides)):
+        inner = shape[d + 1:]
+        if stride == 0 and size > 1 and any(st != 0 and n > 1 for n, st in zip(inner, strides[d + 1:])):
+            if math.prod(inner) * bytes_per_elem > L2_SHARE:
+                factor *= size
+    return factor
+
+
 @functools.cache
-def predict(name: str) -> Prediction:
-    """The model's prediction for benchmark pattern ``name`` (see the module docstring)."""
+def predict(name: str, dtype: str = "float32") -> Prediction:
+    """The model's prediction for benchmark pattern ``name`` at ``dtype`` (see the module docstring)."""
+    dt = np.dtype(dtype)
     pattern = _patterns.BY_NAME[name]
-    p, shapes = pattern_plan(pattern)
-    dtypes = pattern.dtypes(DTYPE)
-    (t,) = launch.templates_for(pattern.op, p, tuple(dtypes), DTYPE, (False,) * len(dtypes))
-    hot = next(k for k in resources.hot() if k.name == t.name)
+    p, shapes = pattern_plan(pattern, dt)
+    dtypes = pattern.dtypes(dt)
+    (t,) = launch.templates_for(pattern.op, p, tuple(dtypes), dt, (False,) * len(dtypes))
+    hot = next(k for k in resources.hot() if k.name == t.name)   # resources.HOT_SETS holds each
     r = resources.measure(hot, ARCH)
     classes = [(t.classes >> (2 * k)) & 3 for k in range(len(t.args))]
-    itemsizes = [DTYPE.itemsize] + [dtypes[i - 1].itemsize for i in t.args[1:]]
+    itemsizes = [dt.itemsize] + [dtypes[i - 1].itemsize for i in t.args[1:]]
     rank = len(p.coalesced_shape)
     shared = bool(t.flags & launch.SHARED_TILES)
     strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
@@ -194,20 +247,28 @@ def predict(name: str) -> Prediction:
     inner = p.coalesced_shape[-1]
     rows = 1.0 if hot.contiguous or shared or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
     n = p.size
-    dram = pattern.traffic(shapes, DTYPE) / n
+    dram = pattern.traffic(shapes, dt) / n
     l2 = dram + sum(SECTOR - size for (cls, size, arg, chunk) in zip(classes, itemsizes, t.args, staged)
                     if cls == launch.STRIDED and not chunk and abs(strides[arg][-1]) > 1)
     smem = sum(2 * size for size, chunk in zip(itemsizes, staged) if chunk)
+    lines = sum(warp_lines(cls, size, t.ept, strides[arg], shared, chunk)
+                for cls, size, arg, chunk in zip(classes, itemsizes, t.args, staged)) / (32 * t.ept)
+    shape = tuple(p.coalesced_shape)
+    reread = sum((reread_factor(shape, strides[arg], dram) - 1) * size
+                 * math.prod(m for m, st in zip(shape, strides[arg]) if st != 0)
+                 for cls, size, arg in zip(classes[1:], itemsizes[1:], t.args[1:])
+                 if cls == launch.STRIDED) / n
     bw = DRAM_BW * ACHIEVABLE
     inflight = min(1.0, r.occupancy * THREADS_PER_SM * t.ept * dram / (bw * LATENCY_S / SMS))
     warps = r.occupancy * THREADS_PER_SM / 32 / SCHEDULERS
     issue_rate = SMS * SCHEDULERS * 32 * CLOCK_HZ * min(1.0, warps / DEPENDENT_ISSUE)
     return Prediction(
         name, hot.label, rank, shared, "".join("CVSX"[c] for c in classes), r.occupancy, t.ept, rows, ipe,
-        dram, l2, n, n * dram / (bw * inflight), n * l2 / L2_BW,
+        dram, l2, n, n * (dram + reread) / (bw * inflight), n * l2 / L2_BW,
         n * (ipe or math.inf) * rows / issue_rate, n * dram / bw,
         GOAL_TRANSPOSED if pattern.transposed else GOAL,
-        smem, n * smem / (SMS * SMEM_BYTES_PER_CLOCK * CLOCK_HZ))
+        smem, n * smem / (SMS * SMEM_BYTES_PER_CLOCK * CLOCK_HZ),
+        lines, n * lines / (SMS * L1_LINES_PER_CLOCK * CLOCK_HZ), reread, dt.name)
 
 
 def patterns() -> tuple:
@@ -216,22 +277,23 @@ def patterns() -> tuple:
     return tuple(pt for pt in _patterns.PATTERNS if pt.op in _ops.REGISTRY)
 
 
-def predict_all() -> list[Prediction]:
-    return [predict(pt.name) for pt in patterns()]
+def predict_all(dtype: str = "float32") -> list[Prediction]:
+    return [predict(pt.name, dtype) for pt in patterns()]
 
 
 def table(rows: list[Prediction]) -> str:
     """The predictions as a Markdown table."""
     columns = ["pattern", "kernel", "tiles", "rank", "classes", "occupancy", "instr/elem", "DRAM B/elem", "L2 B/elem",
-               "smem B/elem", "t_mem us", "t_L2 us", "t_issue us", "t_smem us", "t_copy us", "bound",
-               "fraction of copy", "goal"]
+               "smem B/elem", "L1 lines/elem", "t_mem us", "t_L2 us", "t_issue us", "t_smem us", "t_L1 us", "t_copy us",
+               "bound", "fraction of copy", "goal"]
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
         out.append(
             f"| {r.pattern} | {r.kernel} | {'shared' if r.shared else 'row'} | {r.rank} | {r.classes} "
             f"| {r.occupancy:.0%} "
             f"| {f'{r.instr_per_elem:.1f}' if r.instr_per_elem else '-'} | {r.dram_bytes:.2f} "
-            f"| {r.l2_bytes:.2f} | {r.smem_bytes:.2f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} "
-            f"| {r.t_issue * 1e6:.0f} | {r.t_smem * 1e6:.0f} | {r.t_copy * 1e6:.0f} | {r.bound} | {r.fraction:.2f} "
+            f"| {r.l2_bytes:.2f} | {r.smem_bytes:.2f} | {r.l1_lines:.3f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} "
+            f"| {r.t_issue * 1e6:.0f} | {r.t_smem * 1e6:.0f} | {r.t_l1 * 1e6:.0f} | {r.t_copy * 1e6:.0f} | {r.bound} "
+            f"| {r.fraction:.2f} "
             f"| >= {r.goal} |")
     return "\n".join(out)

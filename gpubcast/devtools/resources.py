@@ -105,6 +105,9 @@ HOT_SETS = (
     ("add f16", "add", ("f2", "f2"), "f2", False, None),
     ("add f64", "add", ("f8", "f8"), "f8", False, None),
     ("add c128", "add", ("c16", "c16"), "c16", False, None),
+    ("where f64", "where", ("?", "f8", "f8"), "f8", False, None),
+    ("copy 8 B", "copy", ("f8",), "f8", False, None),
+    ("sum 4x f64", "sum", ("f8",), "f8", False, None),
 )
 
 
