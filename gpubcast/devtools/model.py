@@ -1,8 +1,9 @@
-"""A static model of each benchmark pattern's fraction of copy bandwidth on an H100 (sm_90).
+"""A static model of each benchmark pattern's fraction of copy bandwidth on an H100 (sm_90), float32
+and float64 (``DTYPES``).
 
 A model, not a measurement: nothing here ran on a GPU.  Its inputs are the SASS of the kernel a
 pattern launches (``resources``), the plan the planner makes for the pattern's GPU shapes
-(float32), and the constants of ``H100`` below; treat every figure as +-15 %.
+(at the dtype asked for), and the constants of ``H100`` below; treat every figure as +-15 %.
 
 Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
 
@@ -15,10 +16,12 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   a transposed operand under shared tiles (staged) one vector access per chunk of the rows it
   moves (kernels/indexing.cuh TileAccess::Pass; element accesses where its rows descend or its
   column stride is no multiple of the chunk), a strided one ``ept`` element accesses, a device
-  scalar one, a host value none), with the offset loop over dims counted ``rank - 1`` times --
-  divided by ``ept``.  It assumes each row tile lies within one innermost row (true when the
-  innermost coalesced size is a multiple of ``ept``; ``rows`` says when not; shared tiles never
-  cross rows) and aligned vector accesses.
+  scalar one, a host value none), with the offset loop over dims counted ``rank - 1`` times, plus
+  the loop's prologue and epilogue (``resources.tile_path``: a launch gives each thread one tile,
+  so they run once per tile) -- divided by ``ept``.  Convergence barriers (``BSSY``) are no
+  branches: the walk runs the blocks they enclose.  It assumes each row tile lies within one
+  innermost row (true when the innermost coalesced size is a multiple of ``ept``; ``rows`` says
+  when not; shared tiles never cross rows) and aligned vector accesses.
 - DRAM bytes per output element: ``Pattern.traffic`` / elements (each operand's own bytes once,
   the output once: broadcast operands are served by L2).  L2 bytes: a strided operand moves a
   32-byte sector per element (no reuse in L1; reuse in L2 assumed) when the lanes of a warp and
@@ -26,6 +29,13 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   with stride 0 or +-1, and it is not staged (a staged operand is read along its own contiguous
   dim), else its DRAM bytes.  Shared memory bytes: each staged operand's elements once into the
   buffer and once out (bank conflicts not counted).
+- DRAM re-reads (``reread_factor``): a strided operand broadcast along a dim (stride 0) that has
+  a non-broadcast dim inside it comes from DRAM again at each step of that dim when the output
+  traffic between two visits of an element (the elements inside x DRAM bytes per element)
+  passes ``L2_SHARE`` (25 MB of the 50 MB L2); added to t_mem (not to t_copy).
+- L1 lines per element (``warp_lines``): per warp access instruction of a tile, the distinct
+  128-byte lines its 32 lanes touch, summed over every operand, / (32 * ept); an SM's L1 looks
+  up ``L1_LINES_PER_CLOCK`` line per clock.
 - Times for the output's ``n`` elements:
       t_mem   = n * dram_bytes / (DRAM_BW * ACHIEVABLE * inflight)
                 inflight = min(1, resident threads/SM * ept * dram_bytes / (DRAM_BW * ACHIEVABLE
@@ -34,7 +44,8 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
       t_issue = n * instr_per_elem / (SMS * 4 schedulers * 32 lanes * CLOCK * issue)
                 issue = min(1, resident warps per scheduler / 4)   (4-cycle dependent issue, no ILP)
       t_smem  = n * smem_bytes / (SMS * 128 bytes per clock * CLOCK)
-      t       = max(t_mem, t_l2, t_issue, t_smem)
+      t_l1    = n * l1_lines / (SMS * L1_LINES_PER_CLOCK * CLOCK)
+      t       = max(t_mem, t_l2, t_issue, t_smem, t_l1)
   Barrier waits (2 per staged operand per tile) are not modelled: the occupancy (from registers
   and the shared buffer, ``resources``) is assumed to hide them.
       t_copy  = n * dram_bytes / (DRAM_BW * ACHIEVABLE)        (a copy kernel moving the same bytes)

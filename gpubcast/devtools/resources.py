@@ -36,7 +36,12 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   barrier (the shared tiles' loop holds ``BAR.SYNC``: ``shared_loop``); its body is every
   instruction from the branch target to the branch (``NOP`` not counted).  Each pass handles one
   tile, ``ept`` elements per thread, so ``body / ept`` is the static count per element over
-  every path of the body (scalar, strided and vector paths alike).  ``vector path / ept``: the
+  every path of the body (scalar, strided and vector paths alike).  Branches are ``BRANCHES``
+  (``BRA`` and kin); a ``BSSY`` (convergence barrier set-up) names a label but is no branch, so
+  the paths below run the blocks between it and its ``BSYNC``.  ``prologue`` / ``epilogue``
+  (``entry_exit``): the fewest instructions from the kernel's entry to the loop and from the
+  loop's exit to ``EXIT``; a launch gives each thread one tile, so the path figures below add
+  them once per pass (``tile_path``).  ``vector path / ept``: the
   path through the body (forward edges only: an inner loop, such as the general kernels' loop
   over dims, is entered at most once) that makes the most global accesses of the body's widest
   width (for "sum 4x f32": exactly 5, 4 loads and the store), and of those the shortest: what a
