@@ -9,11 +9,7 @@ WHY = res.unavailable()
 needs_tools = pytest.mark.skipif(bool(WHY), reason=f"the model needs NVRTC, cuobjdump and nvdisasm: {WHY}")
 
 #: patterns the model predicts below their goal today (the gap; remove an entry when it is met)
-BELOW_GOAL: dict = {
-    ("outer", "float32"): "0.89: L1-bound, the (1, K) operand's element loads touch 8 lines a warp access",
-    ("rank6", "float32"): "0.89: issue-bound, 44 instr/elem",
-    ("sum4", "float32"): "0.79: issue-bound, 100 instr/elem (the offsets of 9 argument slots per dim)",
-}
+BELOW_GOAL: dict = {}
 
 
 def _params(names, failing):
@@ -43,17 +39,26 @@ def test_every_pattern_has_a_path_through_its_kernel(dtype):
 def test_l1_lines_per_warp_access():
     # row tiles of 8 floats a thread: a warp spans 32 * 8 * 4 = 1024 bytes, 8 lines of 128
     C, X, S, V = model.launch.CONTIG, model.launch.STRIDED, model.launch.SCALAR, model.launch.VALUE
-    assert model.warp_lines(C, 4, 8, (4096, 1), False, 0) == 2 * 8      # two 16-byte vectors a thread
-    assert model.warp_lines(X, 4, 8, (0, 1), False, 0) == 8 * 8         # (1, K) element by element
-    assert model.warp_lines(X, 4, 8, (1, 0), False, 0) == 8 * 1         # (M, 1): one address a warp
-    assert model.warp_lines(X, 4, 8, (1, 4096), False, 0) == 8 * 32     # transposed: a line a lane
-    assert (model.warp_lines(S, 4, 8, (0, 0), False, 0), model.warp_lines(V, 4, 8, (0, 0), False, 0)) == (1, 0)
-    # outer (M,1)+(1,K), issue 23's count: 88 L1 requests per warp tile
-    assert sum(model.warp_lines(c, 4, 8, st, False, 0) for c, st in ((C, (4096, 1)), (X, (1, 0)), (X, (0, 1)))) == 88
+
+    def lines(cls, strides, shared=False, chunk=0, index32=False):
+        return model.warp_lines(cls, 4, 8, strides, shared, chunk, False, index32)
+    assert lines(C, (4096, 1)) == 2 * 8                   # two 16-byte vectors a thread
+    assert lines(X, (0, 1)) == 8 * 8                      # (1, K) element by element (64-bit path)
+    assert lines(X, (1, 0)) == 8 * 1                      # (M, 1): one address a warp access
+    assert lines(X, (1, 4096)) == 8 * 32                  # transposed: a line a lane
+    assert (lines(S, (0, 0)), lines(V, (0, 0))) == (1, 0)
+    # outer (M,1)+(1,K) on the element paths, issue 23's count: 88 L1 requests per warp tile
+    assert sum(lines(c, st) for c, st in ((C, (4096, 1)), (X, (1, 0)), (X, (0, 1)))) == 88
+    # the 32-bit path: an input of innermost stride 1 takes vector loads, of stride 0 one load;
+    # a strided output stores element by element
+    assert lines(X, (0, 1), index32=True) == 2 * 8 and lines(X, (1, 0), index32=True) == 1
+    assert lines(X, (1, 4096), index32=True) == 8 * 32
+    assert model.warp_lines(X, 4, 8, (0, 1), False, 0, True, True) == 8 * 8
+    assert sum(lines(c, st, index32=True) for c, st in ((C, (4096, 1)), (X, (1, 0)), (X, (0, 1)))) == 33
     # shared tiles: 4 threads a row of 32 columns, 8 rows a warp: a contiguous operand's vector
     # access covers 8 rows x 16 bytes, 8 lines; a staged operand moves whole lines
-    assert model.warp_lines(C, 4, 8, (8192, 1), True, 0) == 2 * 8
-    assert model.warp_lines(X, 4, 8, (1, 8192), True, 4) == 8
+    assert lines(C, (8192, 1), shared=True) == 2 * 8
+    assert lines(X, (1, 8192), shared=True, chunk=4) == 8
 
 
 def test_reread_factor():
@@ -95,7 +100,6 @@ def test_access_path_grows_with_rank_and_accesses():
     assert path(6, {128: 3 * e // 4}) is not None and path(6, {64: 1}) is None
 
 
-@pytest.mark.xfail(strict=True, reason="44.1 with the prologue and epilogue counted (issue 23)")
 @needs_tools
 def test_rank6_runs_at_most_40_instructions_per_element():
     assert model.predict("rank6").instr_per_elem <= 40

@@ -48,9 +48,10 @@ def test_float32_binary_where_copy_kernels_reach_half_occupancy(label, arch):
     assert r.occupancy >= 0.5, f"{r.registers} registers/thread -> {r.blocks_per_sm} blocks: {r.occupancy:.1%}"
 
 
-#: over the rank-6 goal since the walk runs each operand's element loads and the prologue (issue 23)
-RANK6_OVER = {("add f32 general32", "sm_80"): "49.9 instr/elem", ("add f32 general32", "sm_90"): "54.9 instr/elem",
-              ("copy 4 B general32", "sm_90"): "41.9 instr/elem"}
+#: over the rank-6 goal since the walk runs each operand's element loads and the prologue (issue 23);
+#: this estimate strides every operand element by element (the benchmark's rank6 pattern, whose
+#: inputs have innermost stride 0 and 1, is 27.6 by the model)
+RANK6_OVER = {("add f32 general32", "sm_80"): "44.5 instr/elem", ("add f32 general32", "sm_90"): "47.0 instr/elem"}
 
 
 @pytest.mark.parametrize("label, arch", _cases(["add f32 general32", "copy 4 B general32"], RANK6_OVER))

@@ -10,18 +10,21 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
 - The kernel: what ``launch`` would launch for the pattern (contiguous, general32 or general64;
   one launch; row or shared tiles), found among the hot kernels of ``resources``; its operand
   classes and coalesced rank are the plan's.
-- instr/elem: ``resources.access_path`` over the kernel's steady loop (``resources.shared_loop``
-  under shared tiles) -- the path through one pass that makes exactly the global accesses these
-  operand classes make (a contiguous operand one vector access of up to 16 bytes per VecOf chunk,
-  a transposed operand under shared tiles (staged) one vector access per chunk of the rows it
-  moves (kernels/indexing.cuh TileAccess::Pass; element accesses where its rows descend or its
-  column stride is no multiple of the chunk), a strided one ``ept`` element accesses, a device
-  scalar one, a host value none), with the offset loop over dims counted ``rank - 1`` times, plus
-  the loop's prologue and epilogue (``resources.tile_path``: a launch gives each thread one tile,
-  so they run once per tile) -- divided by ``ept``.  Convergence barriers (``BSSY``) are no
-  branches: the walk runs the blocks they enclose.  It assumes each row tile lies within one
-  innermost row (true when the innermost coalesced size is a multiple of ``ept``; ``rows`` says
-  when not; shared tiles never cross rows) and aligned vector accesses.
+- instr/elem: ``resources.access_path`` over the kernel's row-tile loop (``resources.shared_loop``
+  under shared tiles; of several row-tile loops, ``resources.tile_loops``, the shortest with such
+  a path: the variadic kernel's variant for few inputs) -- the path through one pass that makes
+  exactly the global accesses these operand classes make (a contiguous operand one vector access
+  of up to 16 bytes per VecOf chunk, a transposed operand under shared tiles (staged) one vector
+  access per chunk of the rows it moves (kernels/indexing.cuh TileAccess::Pass; element accesses
+  where its rows descend or its column stride is no multiple of the chunk), a strided one ``ept``
+  element accesses (on the 32-bit path an input of innermost stride 0 one, of stride 1 vector
+  ones: ``load_kind``), a device scalar one, a host value none), with the offset loop over dims
+  counted ``rank - 1`` times, plus the loop's prologue and epilogue (``resources.tile_path``: a
+  launch gives each thread one tile, so they run once per tile) -- divided by ``ept``.
+  Convergence barriers (``BSSY``) are no branches: the walk runs the blocks they enclose.  It
+  assumes each row tile lies within one innermost row (true when the innermost coalesced size is a
+  multiple of ``ept``; ``rows`` says when not; shared tiles never cross rows) and aligned vector
+  accesses.
 - DRAM bytes per output element: ``Pattern.traffic`` / elements (each operand's own bytes once,
   the output once: broadcast operands are served by L2).  L2 bytes: a strided operand moves a
   32-byte sector per element (no reuse in L1; reuse in L2 assumed) when the lanes of a warp and
@@ -64,7 +67,7 @@ import numpy as np
 from .. import dispatch
 from .. import ops as _ops
 from ..bench import patterns as _patterns
-from ..cuda import launch
+from ..cuda import catalog, launch
 from ..plan import c_strides
 from . import resources
 
@@ -167,11 +170,22 @@ def staged_chunk(itemsize: int, ept: int, strides) -> int:
     return v if strides[-2] == 1 and strides[-1] % v == 0 else 1
 
 
-def _accesses(classes, itemsizes, ept, staged) -> dict:
+def load_kind(cls: int, strides, output: bool, index32: bool = True) -> int:
+    """How the kernel reaches a row tile's elements of an operand (kernels/indexing.cuh
+    Access::load): on the 32-bit index path a strided input of innermost stride 0 with one load
+    (as a device SCALAR), of stride 1 with vector loads (as CONTIG); the output, every other
+    operand and every operand on the 64-bit path by its class."""
+    if cls == launch.STRIDED and not output and strides and index32:
+        return {0: launch.SCALAR, 1: launch.CONTIG}.get(strides[-1], cls)
+    return cls
+
+
+def _accesses(classes, itemsizes, ept, staged, kinds) -> dict:
     """{width in bits: count} of the global accesses one thread makes per tile; ``staged``: per
-    operand, its elements per access when it goes through shared memory, else 0."""
+    operand, its elements per access when it goes through shared memory, else 0; ``kinds``:
+    per operand, ``load_kind``."""
     found: dict = {}
-    for cls, size, chunk in zip(classes, itemsizes, staged):
+    for cls, size, chunk in zip(kinds, itemsizes, staged):
         if chunk:
             width, count = chunk * size * 8, ept // chunk
         elif cls == launch.CONTIG:
@@ -187,27 +201,30 @@ def _accesses(classes, itemsizes, ept, staged) -> dict:
     return found
 
 
-def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: int) -> int:
+def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: int, output: bool = False,
+               index32: bool = True) -> int:
     """L1 lines (``LINE`` bytes) one warp's global accesses to an operand look up per tile: per
     access instruction, the distinct lines its 32 lanes touch (each lane's element or vector at
     its own offset).  Lane L's elements: row tiles, ``ept`` consecutive output elements from
     L * ept of one innermost row; shared tiles, row L // (TILE_COLS / ept), columns from
     L % (TILE_COLS / ept) * ept.  A contiguous operand: vector accesses (up to 16 bytes); a
-    strided one: element accesses along ``strides`` (elements, innermost last); a device scalar:
-    one line; a host value: none; a staged operand (``chunk`` > 0): its tile read along its own
-    contiguous dim, every line full.  The tile's first element is assumed line-aligned."""
+    strided one: element accesses along ``strides`` (elements, innermost last), or as
+    ``load_kind`` says (an input of innermost stride 0: one access; 1: vector accesses); a device
+    scalar: one line; a host value: none; a staged operand (``chunk`` > 0): its tile read along
+    its own contiguous dim, every line full.  The tile's first element is assumed line-aligned."""
     if cls == launch.VALUE:
         return 0
     if cls == launch.SCALAR:
         return 1
     if chunk:
         return -(-32 * ept * itemsize // LINE)
+    kind = load_kind(cls, strides, output, index32)
     s0 = strides[-1] if strides else 1
     s1 = strides[-2] if shared and len(strides) > 1 else 0
-    n = max(1, min(16 // itemsize, ept)) if cls == launch.CONTIG else 1
+    n = max(1, min(16 // itemsize, ept)) if kind == launch.CONTIG else 1
     q = launch.TILE_COLS // ept if shared else 32
     total = 0
-    for k in range(0, ept, n):
+    for k in range(0, ept if kind != launch.SCALAR else 1, n):
         lines = set()
         for lane in range(32):
             row, col = lane // q, lane % q * ept + k
@@ -250,10 +267,13 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
     staged = [staged_chunk(size, t.ept, strides[arg])
               if shared and cls == launch.STRIDED and launch.transposed(strides[arg]) else 0
               for cls, size, arg in zip(classes, itemsizes, t.args)]
+    index32 = t.name.endswith(catalog.INDEX_TYPES[32] + ">")
+    kinds = [load_kind(cls, strides[arg], arg == 0, index32) for cls, arg in zip(classes, t.args)]
     instrs, labels, predicated = resources.sass_of(hot, ARCH)
-    start, end = resources.shared_loop(instrs, labels) if shared else (r.loop.start, r.loop.end)
-    path = resources.tile_path(instrs, labels, predicated, start, end, rank,
-                               _accesses(classes, itemsizes, t.ept, staged))
+    loops = [resources.shared_loop(instrs, labels)] if shared else resources.tile_loops(instrs, labels)
+    wanted = _accesses(classes, itemsizes, t.ept, staged, kinds)
+    path = next((n for n in (resources.tile_path(instrs, labels, predicated, start, end, rank, wanted)
+                             for start, end in loops) if n), None)
     ipe = path / t.ept if path else None
     inner = p.coalesced_shape[-1]
     rows = 1.0 if hot.contiguous or shared or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
@@ -262,7 +282,7 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
     l2 = dram + sum(SECTOR - size for (cls, size, arg, chunk) in zip(classes, itemsizes, t.args, staged)
                     if cls == launch.STRIDED and not chunk and abs(strides[arg][-1]) > 1)
     smem = sum(2 * size for size, chunk in zip(itemsizes, staged) if chunk)
-    lines = sum(warp_lines(cls, size, t.ept, strides[arg], shared, chunk)
+    lines = sum(warp_lines(cls, size, t.ept, strides[arg], shared, chunk, arg == 0, index32)
                 for cls, size, arg, chunk in zip(classes, itemsizes, t.args, staged)) / (32 * t.ept)
     shape = tuple(p.coalesced_shape)
     reread = sum((reread_factor(shape, strides[arg], dram) - 1) * size

@@ -454,6 +454,17 @@ def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop
     return Loop(start, end, len(body), at_latch.get(want), *entry_exit(instrs, labels, predicated, start, end))
 
 
+def tile_loops(instrs, labels) -> list[tuple[int, int]]:
+    """(first, last) address of every row-tile loop of a kernel, the shortest first: the backward
+    branches holding no barrier that lie inside no other loop.  One in most kernels; the variadic
+    general kernel has two, one per variant (kernels/variadic.cu FEW_VARIADIC: the shorter one,
+    for launches of few inputs, locates fewer argument slots)."""
+    back = _back_edges(instrs, labels, False)
+    every = _back_edges(instrs, labels, True) + back
+    top = [(a, b) for a, b in back if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in every)]
+    return sorted(top, key=lambda x: x[1] - x[0])
+
+
 def shared_loop(instrs, labels) -> tuple[int, int] | None:
     """(first, last) address of a general kernel's shared-tile loop (kernels/indexing.cuh
     SHARED_TILES): the widest backward branch whose span holds a barrier (``BAR.SYNC``), or None
