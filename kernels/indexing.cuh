@@ -321,7 +321,7 @@ struct Access {
       // registers (occupancy 1/2 -> 3/8), and it runs only outputs of 2^31 elements or more
       constexpr bool ROW_PATHS = sizeof(index_t) == 4;
       if (ROW_PATHS && s == 0) {                   // broadcast along the row: one load for the tile
-        const T x = *GB_PTR(q, p, false);
+        const T x = t.count > 0 ? *GB_PTR(q, p, false) : T();   // (shared tiles: a thread may have none)
 #pragma unroll
         for (int k = 0; k < EPT; ++k) v[k] = x;
       } else if (ROW_PATHS && s == 1 && use_vector<T>(q)) {   // ascending in the row: vector loads

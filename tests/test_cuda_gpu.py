@@ -376,3 +376,9 @@ def test_general_kernels_row_broadcast_ascending_and_few_variadic_inputs(dtype, 
         for name in ("sum", "max"):
             assert_agrees(name, apply(ops.get(name), on_device(cupy, xs)), apply(ops.get(name), xs, backend="numpy"),
                           dtype)
+    # shared tiles (a transposed operand): threads of a partial tile that own no element read
+    # nothing of the (45, 1) column (its rows past 45 lie outside its allocation) or the row
+    t = checks.layout(rng, v(45, 77), "transposed")
+    for b in (v(45, 1), v(77)):
+        dt, db = on_device(cupy, [t, b])
+        assert_agrees("add", gb.add(dt, db), gb.add(t, b, backend="numpy"), dtype)

@@ -578,6 +578,24 @@ def test_general_row_broadcast_and_ascending_operands(inner, dtype, backends):
         assert any("_general<" in lc.name for lc in backends[be].launches[first:])
 
 
+@pytest.mark.parametrize("rows, cols", [(45, 77), (100, 33), (64, 64)])
+def test_shared_tiles_with_row_broadcast_and_ascending_operands(rows, cols, backends):
+    # under shared tiles a thread of a partial tile may own no element: an input of innermost
+    # stride 0 (one load a tile) must then load nothing; of stride 1, no vector (the values here;
+    # the virtual device, which knows the allocations, checks that no read leaves them:
+    # tests/test_cuda_gpu.py)
+    rng = np.random.default_rng(rows * cols)
+    a = _transposed(rng, (rows, cols), np.dtype(np.float32))
+    col, row = checks.values(rng, np.float32, (rows, 1)), checks.values(rng, np.float32, (cols,))
+    cond = rng.random((rows, cols)) < 0.5
+    for be in (BE, BE64, BE1, BES):
+        first = len(backends[be].launches)
+        for b in (col, row):
+            assert np.array_equal(gb.add(a, b, backend=be), a + b, equal_nan=True)
+            assert np.array_equal(gb.where(cond, b, a, backend=be), np.where(cond, b, a), equal_nan=True)
+        assert any(_shared_tiles(lc) for lc in backends[be].launches[first:] if "_general<" in lc.name)
+
+
 @pytest.mark.parametrize("nin", [1, 2, 4, 5, 8, 11])
 def test_variadic_general_few_and_many_inputs(nin, backends):
     # issue 23: a launch of at most 4 inputs takes the variant locating 5 argument slots, more
