@@ -11,7 +11,9 @@
 // indices or offsets reach 2^31).  A tile's offsets are located once, at its first element,
 // for every operand at once, and stepped by the innermost strides while the tile stays in
 // one innermost row; a tile that crosses rows (innermost size not a multiple of EPT, or
-// shorter than a tile) locates each operand's offsets anew at every row it enters.  Under
+// shorter than a tile) locates each operand's offsets anew at every row it enters.  Within a
+// row (32-bit path), an input of innermost stride 0 is read once per tile and one of stride 1
+// with vector loads where aligned, as a contiguous operand.  Under
 // SHARED_TILES (transposed operands) a block takes a 2-D tile of the two innermost dims and
 // reads each transposed operand through shared memory (for_each_shared_tile).
 //
