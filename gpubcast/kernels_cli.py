@@ -189,10 +189,13 @@ def model(out=print) -> int:
         out(f"error: the bandwidth model cannot be made here: {why}")
         return 2
     out(f"A static model, not a measurement (+-15 %): H100 SXM sm_90, {mdl.SMS} SMs at {mdl.CLOCK_HZ / 1e9:g} GHz, "
-        f"DRAM {mdl.DRAM_BW / 1e12:g} TB/s x {mdl.ACHIEVABLE:g}, L2 {mdl.L2_BW / 1e12:g} TB/s; float32, the "
+        f"DRAM {mdl.DRAM_BW / 1e12:g} TB/s x {mdl.ACHIEVABLE:g}, L2 {mdl.L2_BW / 1e12:g} TB/s; the "
         f"benchmark's GPU shapes; fraction = copy time for the same DRAM bytes / predicted time")
-    out("")
-    out(mdl.table(mdl.predict_all()))
+    for dtype in mdl.DTYPES:
+        out("")
+        out(f"{dtype.name}:")
+        out("")
+        out(mdl.table(mdl.predict_all(dtype.name)))
     return 0
 
 

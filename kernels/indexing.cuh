@@ -11,7 +11,9 @@
 // indices or offsets reach 2^31).  A tile's offsets are located once, at its first element,
 // for every operand at once, and stepped by the innermost strides while the tile stays in
 // one innermost row; a tile that crosses rows (innermost size not a multiple of EPT, or
-// shorter than a tile) locates each operand's offsets anew at every row it enters.  Under
+// shorter than a tile) locates each operand's offsets anew at every row it enters.  Within a
+// row (32-bit path), an input of innermost stride 0 is read once per tile and one of stride 1
+// with vector loads where aligned, as a contiguous operand.  Under
 // SHARED_TILES (transposed operands) a block takes a 2-D tile of the two innermost dims and
 // reads each transposed operand through shared memory (for_each_shared_tile).
 //
@@ -237,14 +239,18 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive)
 // A contiguous operand is read with vector loads when the tile is full and its pointer
 // aligned (contiguous kernels: all pointers, checked once per launch).
 // CROSS (general kernels): a tile may cross innermost rows (row tiles; shared tiles never do).
-template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL> struct Access {
+// LOCATED (general kernels): the offsets of argument slots 0 .. LOCATED - 1 are located per tile
+// (a Body accessing only those: the variadic kernel with few inputs); the rest are never accessed.
+template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL, int LOCATED = NIN + 1>
+struct Access {
   typedef typename OffsetType<index_t>::type offset_t;
   static constexpr int NARGS = NIN + 1;
+  static_assert(LOCATED >= 1 && LOCATED <= NARGS, "located slots: the output and some inputs");
   const Head<NIN>& h;
   Tile<EPT, index_t> t;
   bool vec;                                         // a full tile of consecutive elements (row tiles)
   bool one_row = true;                              // general: the tile lies in one innermost row
-  offset_t cur[GENERAL ? NARGS : 1];                // general: offsets of the tile's first element
+  offset_t cur[GENERAL ? LOCATED : 1];              // general: offsets of the tile's first element
   const OffsetCalc<NARGS, index_t>* calc_ = nullptr;
 
   template <int ARG> GB_FN unsigned cls() const { return (h.classes >> (2 * ARG)) & 3u; }
@@ -274,7 +280,7 @@ template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL
   template <typename Calc> GB_FN void compute_offsets(const Calc& calc) {
     if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
       calc_ = &calc;
-      const index_t inner = calc.template locate<0, NARGS>(t.first, cur);
+      const index_t inner = calc.template locate<0, LOCATED>(t.first, cur);
       one_row = calc.dim[0].divisor - inner >= (index_t)t.count;
     }
   }
@@ -284,7 +290,21 @@ template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL
     else return vec;
   }
 
+  // EPT elements from q on (vector-aligned; `base`: the operand's pointer), vector loads all
+  // issued before use.
+  template <typename T> GB_FN static void load_vector(const T* q, const T* base, T (&v)[EPT]) {
+    typedef VecOf<T, EPT> V;
+    const Vec<T, V::NV>* w = reinterpret_cast<const Vec<T, V::NV>*>(q);
+#pragma unroll
+    for (int c2 = 0; c2 < EPT / V::NV; ++c2) {
+      const Vec<T, V::NV> x = *GB_PTR(w + c2, base, false);
+#pragma unroll
+      for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
+    }
+  }
+
   template <int ARG, typename T> GB_FN void load(T (&v)[EPT]) const {
+    static_assert(!GENERAL || ARG < LOCATED, "an argument slot whose offsets are not located");
     const unsigned c = cls<ARG>();
     const T* p = reinterpret_cast<const T*>(h.ptr[ARG]);
     if (c == VALUE || c == SCALAR) {               // one value for the whole tile
@@ -292,22 +312,26 @@ template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = x;
     } else if (c == CONTIG && use_vector<T>(p)) {  // vector loads, all issued before use
-      typedef VecOf<T, EPT> V;
-      const Vec<T, V::NV>* q = reinterpret_cast<const Vec<T, V::NV>*>(p + t.first);
-#pragma unroll
-      for (int c2 = 0; c2 < EPT / V::NV; ++c2) {
-        const Vec<T, V::NV> x = *GB_PTR(q + c2, p, false);
-#pragma unroll
-        for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
-      }
+      load_vector(p + t.first, p, v);
     } else if constexpr (!GENERAL) {               // element by element
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + t.at(k), p, false) : T();
-    } else if (!CROSS || one_row) {                // element by element, stepped in the row
+    } else if (!CROSS || one_row) {                // in the row: stride 0, 1 or any
       const T* q = p + cur[ARG];
       const offset_t s = calc_->stride[0][ARG];
+      // 32-bit path only: on the 64-bit path these two branches take the binary kernels past 64
+      // registers (occupancy 1/2 -> 3/8), and it runs only outputs of 2^31 elements or more
+      constexpr bool ROW_PATHS = sizeof(index_t) == 4;
+      if (ROW_PATHS && s == 0) {                   // broadcast along the row: one load for the tile
+        const T x = t.count > 0 ? *GB_PTR(q, p, false) : T();   // (shared tiles: a thread may have none)
 #pragma unroll
-      for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
+        for (int k = 0; k < EPT; ++k) v[k] = x;
+      } else if (ROW_PATHS && s == 1 && use_vector<T>(q)) {   // ascending in the row: vector loads
+        load_vector(q, p, v);
+      } else {                                     // element by element, stepped in the row
+#pragma unroll
+        for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
+      }
     } else {                                       // element by element, row by row
       offset_t o[EPT];
       row_offsets<ARG>(o);
@@ -535,7 +559,9 @@ GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body)
 // SHARED: the kernel honours SHARED_TILES (binary, ternary, copy, unary; the variadic kernels
 // do not: the host never sets it for them, and the path would cost them registers).  A kernel
 // whose EPT does not divide TILE_COLS takes row tiles under SHARED_TILES too.
-template <int NIN, int EPT, typename index_t, bool GENERAL, bool SHARED = GENERAL, typename Calc, typename Body>
+// LOCATED: as Access's (row tiles only).
+template <int NIN, int EPT, typename index_t, bool GENERAL, bool SHARED = GENERAL, int LOCATED = NIN + 1,
+          typename Calc, typename Body>
 GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
   if constexpr (GENERAL && SHARED && TILE_COLS % EPT == 0) {
     if (h.flags & SHARED_TILES) return for_each_shared_tile<NIN, EPT, index_t>(h, calc, body);
@@ -543,7 +569,8 @@ GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive,
   const index_t size = (index_t)h.size;
   const index_t tiles = (size + (index_t)(BLOCK * EPT) - 1) / (index_t)(BLOCK * EPT);
   for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    Access<NIN, EPT, index_t, GENERAL> acc(h, make_tile<EPT, index_t>(tile, size, consecutive), consecutive);
+    Access<NIN, EPT, index_t, GENERAL, GENERAL, LOCATED> acc(h, make_tile<EPT, index_t>(tile, size, consecutive),
+                                                             consecutive);
     if (acc.t.count == 0) continue;               // past the end (last tile only)
     acc.compute_offsets(calc);
     body(acc);

@@ -14,8 +14,9 @@
 // result (the output) being the first input of the next launch.
 // Assumption: every input has the loop dtype T (the host casts); the output is T.
 // Assumption: an input may alias the output element for element (the chained partial sum).
-// The general kernel locates every argument slot's offsets once per tile (slots past
-// Head::nin have stride 0 and are never accessed; indexing.cuh, Access).
+// The general kernel locates the argument slots' offsets once per tile: 1 + FEW_VARIADIC slots
+// when nin <= FEW_VARIADIC, else all (slots past Head::nin have stride 0 and are never
+// accessed; indexing.cuh, Access).
 #include "indexing.cuh"
 
 namespace gb {
@@ -54,10 +55,12 @@ GB_PARAMETRIC(Shrink, shrink)
 template <class Op, typename T> constexpr int variadic_contig_ept = GENERAL_EPT;  // 8 inputs: keep tiles small
 template <class Op, typename T, typename index_t> constexpr int variadic_general_ept = GENERAL_EPT;
 
-template <class Op, typename T, int EPT> struct VariadicBody {
+// One tile of inputs 1 .. nin, nin <= MAXIN (inputs past MAXIN are never touched).
+template <class Op, typename T, int EPT, int MAXIN = MAX_VARIADIC> struct VariadicBody {
+  static_assert(MAXIN >= 4 && MAXIN <= MAX_VARIADIC, "Axpby takes 4 inputs");
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
     const unsigned nin = acc.h.nin;
-    T x[MAX_VARIADIC][EPT];
+    T x[MAXIN][EPT];
     load_inputs<0>(acc, nin, x);                      // all loads first ...
     T r[EPT];
     if constexpr (is_same<Op, Axpby>::value) {
@@ -71,7 +74,7 @@ template <class Op, typename T, int EPT> struct VariadicBody {
 #pragma unroll
       for (int k = 0; k < EPT; ++k) r[k] = x[0][k];
 #pragma unroll
-      for (int j = 1; j < MAX_VARIADIC; ++j)         // ... then the fold
+      for (int j = 1; j < MAXIN; ++j)                // ... then the fold
         if (j < (int)nin) {
 #pragma unroll
           for (int k = 0; k < EPT; ++k) r[k] = Op().step(r[k], x[j][k]);
@@ -88,9 +91,9 @@ template <class Op, typename T, int EPT> struct VariadicBody {
   }
 
   // input J (0-based) is argument J + 1, a compile-time constant for Access::load
-  template <int J, typename Acc> GB_FN static void load_inputs(const Acc& acc, unsigned nin, T (&x)[MAX_VARIADIC][EPT]) {
+  template <int J, typename Acc> GB_FN static void load_inputs(const Acc& acc, unsigned nin, T (&x)[MAXIN][EPT]) {
     if (J < (int)nin) acc.template load<J + 1>(x[J]);
-    if constexpr (J + 1 < MAX_VARIADIC) load_inputs<J + 1>(acc, nin, x);
+    if constexpr (J + 1 < MAXIN) load_inputs<J + 1>(acc, nin, x);
   }
 };
 
@@ -104,10 +107,19 @@ __global__ void __launch_bounds__(BLOCK) variadic_contig(const __grid_constant__
   for_each_tile<MAX_VARIADIC, EPT, u64, false>(h, NoCalc(), consecutive, VariadicBody<Op, T, EPT>());
 }
 
+// A launch of at most FEW_VARIADIC inputs (Axpby's always) locates the offsets of 1 + FEW_VARIADIC
+// argument slots per tile, not 1 + MAX_VARIADIC: the offset work per dim of the usual launches halves.
+constexpr int FEW_VARIADIC = 4;
+
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) variadic_general(const __grid_constant__ General<MAX_VARIADIC, index_t> p) {
   constexpr int EPT = GENERAL_EPT;
-  for_each_tile<MAX_VARIADIC, EPT, index_t, true, false>(p.h, p.calc, true, VariadicBody<Op, T, EPT>());
+  if (is_same<Op, Axpby>::value || p.h.nin <= (u32)FEW_VARIADIC) {
+    for_each_tile<MAX_VARIADIC, EPT, index_t, true, false, FEW_VARIADIC + 1>(
+        p.h, p.calc, true, VariadicBody<Op, T, EPT, FEW_VARIADIC>());
+  } else if constexpr (!is_same<Op, Axpby>::value) {
+    for_each_tile<MAX_VARIADIC, EPT, index_t, true, false>(p.h, p.calc, true, VariadicBody<Op, T, EPT>());
+  }
 }
 
 }  // namespace gb

@@ -391,3 +391,29 @@ def test_benchmark_patterns_as_the_benchmark_calls_them(dtype, cupy):
             call()
             results.append(host(case.out))
         assert_agrees("add", results[0], results[1], dtype), pattern.name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+def test_general_kernels_row_broadcast_ascending_and_few_variadic_inputs(dtype, cupy):
+    # issue 23's kernel paths through the real launch path: inputs of innermost stride 0 (one load
+    # a tile) and 1 (vector loads; aligned or one element in), variadic launches of at most 4
+    # inputs (5 argument slots located) and more (all 9), against the NumPy reference
+    rng = np.random.default_rng(23)
+
+    def v(*s):
+        return checks.values(rng, dtype, s)
+    col, row, row_off, full = v(37, 3, 1), v(3, 67), v(3, 68)[:, 1:], v(37, 3, 67)
+    pairs = [(col, row), (row_off, col), (full[..., ::-1], row_off), (checks.layout(rng, full, "transposed"), row)]
+    for a, b in pairs:
+        da, db = on_device(cupy, [a, b])
+        assert_agrees("add", gb.add(da, db), gb.add(a, b, backend="numpy"), dtype)
+    for xs in ([col, row, row_off, full], [col, row, row_off, full, col, row]):
+        for name in ("sum", "max"):
+            assert_agrees(name, apply(ops.get(name), on_device(cupy, xs)), apply(ops.get(name), xs, backend="numpy"),
+                          dtype)
+    # shared tiles (a transposed operand): threads of a partial tile that own no element read
+    # nothing of the (45, 1) column (its rows past 45 lie outside its allocation) or the row
+    t = checks.layout(rng, v(45, 77), "transposed")
+    for b in (v(45, 1), v(77)):
+        dt, db = on_device(cupy, [t, b])
+        assert_agrees("add", gb.add(dt, db), gb.add(t, b, backend="numpy"), dtype)

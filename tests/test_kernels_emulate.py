@@ -559,3 +559,73 @@ def test_fused_kernels_on_every_index_path(layout, backends):
         assert _shared_tiles(lc, 2) == (layout == "transposed") or layout == "contiguous"
         np.testing.assert_allclose(got, want, rtol=4 * np.finfo(np.float32).eps)   # tanh: CUDA's vs Numba's
 
+
+
+def _row_cases(rng, dtype, inner):
+    """Inputs whose innermost coalesced stride is 0 (broadcast along the row: one load a tile) or
+    1 (ascending: vector loads where aligned), aligned and not (a view starting one element in),
+    with the other operand contiguous, flipped or transposed; rows of ``inner`` elements."""
+    def v(*s):
+        return checks.values(rng, dtype, s)
+    col = v(37, 3, 1)                                    # stride 0 innermost
+    row = v(3, inner)                                    # stride 1 innermost, broadcast over dim 0
+    row_off = v(3, inner + 1)[:, 1:]                     # stride 1, starting one element in
+    outer = v(37, 1, 1)
+    full = v(37, 3, inner)
+    return [(col, row), (row_off, col), (outer, row_off), (full[..., ::-1], row), (row, full),
+            (checks.layout(rng, full, "transposed"), row_off)]
+
+
+@pytest.mark.parametrize("inner", [1, 5, 8, 64, 67])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.complex128], ids=str)
+def test_general_row_broadcast_and_ascending_operands(inner, dtype, backends):
+    # issue 23: a strided input of innermost stride 0 is loaded once per tile, one of stride 1
+    # with vector loads where aligned; every index path (32/64-bit, 1-block grid, shuffled orders)
+    rng = np.random.default_rng(inner)
+    cond = rng.random((37, 3, inner)) < 0.5
+    for be in (BE, BE64, BE1, BES):
+        first = len(backends[be].launches)
+        for a, b in _row_cases(rng, dtype, inner):
+            _same("add", gb.add(a, b, backend=be), gb.add(a, b, backend="numpy"), np.dtype(dtype))
+            _same("where", gb.where(cond, a, b, backend=be), np.where(cond, a, b), np.dtype(dtype))
+            target = np.broadcast_shapes(a.shape, b.shape)
+            assert np.array_equal(gb.broadcast_to(b, target, backend=be), np.broadcast_to(b, target), equal_nan=True)
+        assert any("_general<" in lc.name for lc in backends[be].launches[first:])
+
+
+@pytest.mark.parametrize("rows, cols", [(45, 77), (100, 33), (64, 64)])
+def test_shared_tiles_with_row_broadcast_and_ascending_operands(rows, cols, backends):
+    # under shared tiles a thread of a partial tile may own no element: an input of innermost
+    # stride 0 (one load a tile) must then load nothing; of stride 1, no vector (the values here;
+    # the virtual device, which knows the allocations, checks that no read leaves them:
+    # tests/test_cuda_gpu.py)
+    rng = np.random.default_rng(rows * cols)
+    a = _transposed(rng, (rows, cols), np.dtype(np.float32))
+    col, row = checks.values(rng, np.float32, (rows, 1)), checks.values(rng, np.float32, (cols,))
+    cond = rng.random((rows, cols)) < 0.5
+    for be in (BE, BE64, BE1, BES):
+        first = len(backends[be].launches)
+        for b in (col, row):
+            assert np.array_equal(gb.add(a, b, backend=be), a + b, equal_nan=True)
+            assert np.array_equal(gb.where(cond, b, a, backend=be), np.where(cond, b, a), equal_nan=True)
+        assert any(_shared_tiles(lc) for lc in backends[be].launches[first:] if "_general<" in lc.name)
+
+
+@pytest.mark.parametrize("nin", [1, 2, 4, 5, 8, 11])
+def test_variadic_general_few_and_many_inputs(nin, backends):
+    # issue 23: a launch of at most 4 inputs takes the variant locating 5 argument slots, more
+    # inputs the one locating all 9, more than 8 a chain of launches; operands of innermost stride
+    # 0, 1 (aligned and not), flipped and transposed, every index path
+    rng = np.random.default_rng(nin)
+    pool = [c for pair in _row_cases(rng, np.float32, 67) for c in pair]
+    for be in (BE, BE64, BE1, BES):
+        first = len(backends[be].launches)
+        xs = [pool[(k * 5 + nin) % len(pool)] for k in range(nin)]
+        for name in ("sum", "mean", "max"):
+            _same(name, apply(ops.get(name), xs, backend=be), apply(ops.get(name), xs, backend="numpy"),
+                  np.dtype(np.float32))
+        if nin == 4:
+            _same("axpby", apply(ops.get("axpby"), xs, backend=be), apply(ops.get("axpby"), xs, backend="numpy"),
+                  np.dtype(np.float32))
+        assert any(lc.name.startswith("gb::variadic_general") for lc in backends[be].launches[first:]) \
+            or all(x.shape == xs[0].shape and x.flags.c_contiguous for x in xs)

@@ -13,23 +13,63 @@ BELOW_GOAL: dict = {}
 
 
 def _params(names, failing):
-    return [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=failing[n])] if n in failing else [])
-            for n in names]
+    return [pytest.param(n, dt, id=f"{n}-{dt}",
+                         marks=[pytest.mark.xfail(strict=True, reason=failing[n, dt])] if (n, dt) in failing else [])
+            for dt in ("float32", "float64") for n in names]
 
 
 @needs_tools
-@pytest.mark.parametrize("name", _params([p.name for p in model.patterns()], BELOW_GOAL))
-def test_pattern_reaches_its_fraction_of_copy_bandwidth(name):
-    r = model.predict(name)
+@pytest.mark.parametrize("name, dtype", _params([p.name for p in model.patterns()], BELOW_GOAL))
+def test_pattern_reaches_its_fraction_of_copy_bandwidth(name, dtype):
+    r = model.predict(name, dtype)
     assert r.fraction >= r.goal, f"{name}: {r.fraction:.2f} of copy ({r.bound}-bound, {r.instr_per_elem} instr/elem)"
 
 
 @needs_tools
-def test_every_pattern_has_a_path_through_its_kernel():
-    for r in model.predict_all():
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_pattern_has_a_path_through_its_kernel(dtype):
+    for r in model.predict_all(dtype):
         assert r.instr_per_elem is not None, r.pattern
         assert r.rows == 1.0, f"{r.pattern}: tiles straddle innermost rows; the path is a lower bound"
         assert 0 < r.fraction <= 1.0 + 1e-9
+        assert r.dtype == dtype and any(t in r.kernel for t in {"float32": (" f32 ", " 4 B "),
+                                                                "float64": (" f64 ", " 8 B ")}[dtype]), r.kernel
+
+
+def test_l1_lines_per_warp_access():
+    # row tiles of 8 floats a thread: a warp spans 32 * 8 * 4 = 1024 bytes, 8 lines of 128
+    C, X, S, V = model.launch.CONTIG, model.launch.STRIDED, model.launch.SCALAR, model.launch.VALUE
+
+    def lines(cls, strides, shared=False, chunk=0, index32=False):
+        return model.warp_lines(cls, 4, 8, strides, shared, chunk, False, index32)
+    assert lines(C, (4096, 1)) == 2 * 8                   # two 16-byte vectors a thread
+    assert lines(X, (0, 1)) == 8 * 8                      # (1, K) element by element (64-bit path)
+    assert lines(X, (1, 0)) == 8 * 1                      # (M, 1): one address a warp access
+    assert lines(X, (1, 4096)) == 8 * 32                  # transposed: a line a lane
+    assert (lines(S, (0, 0)), lines(V, (0, 0))) == (1, 0)
+    # outer (M,1)+(1,K) on the element paths, issue 23's count: 88 L1 requests per warp tile
+    assert sum(lines(c, st) for c, st in ((C, (4096, 1)), (X, (1, 0)), (X, (0, 1)))) == 88
+    # the 32-bit path: an input of innermost stride 1 takes vector loads, of stride 0 one load;
+    # a strided output stores element by element
+    assert lines(X, (0, 1), index32=True) == 2 * 8 and lines(X, (1, 0), index32=True) == 1
+    assert lines(X, (1, 4096), index32=True) == 8 * 32
+    assert model.warp_lines(X, 4, 8, (0, 1), False, 0, True, True) == 8 * 8
+    assert sum(lines(c, st, index32=True) for c, st in ((C, (4096, 1)), (X, (1, 0)), (X, (0, 1)))) == 33
+    # shared tiles: 4 threads a row of 32 columns, 8 rows a warp: a contiguous operand's vector
+    # access covers 8 rows x 16 bytes, 8 lines; a staged operand moves whole lines
+    assert lines(C, (8192, 1), shared=True) == 2 * 8
+    assert lines(X, (1, 8192), shared=True, chunk=4) == 8
+
+
+def test_reread_factor():
+    # outer, shapes outermost first: (1, K) is re-read per row; K floats of 12 bytes an element
+    # stay in L2, (M, 1) is one element at a time
+    assert model.reread_factor((16384, 4096), (0, 1), 12.0) == 1
+    assert model.reread_factor((16384, 4096), (1, 0), 12.0) == 1
+    big = int(model.L2_SHARE // 4) + 1                       # a row of more bytes than L2's share
+    assert model.reread_factor((16, big), (0, 1), 4.0) == 16
+    assert model.reread_factor((16, big), (0, 1), 2.0) == 1
+    assert model.reread_factor((3, 16, big), (0, 0, 1), 4.0) == 48
 
 
 @needs_tools
@@ -104,4 +144,5 @@ def test_cli_prints_the_model():
     assert kernels_cli.model(out=lines.append) == 0
     assert lines[0].startswith("A static model, not a measurement")
     rows = [line for line in "\n".join(lines).splitlines() if line.startswith("| ")]
-    assert len(rows) == len(model.patterns()) + 1 and rows[1].startswith("| same | add f32 contig |")
+    assert len(rows) == 2 * (len(model.patterns()) + 1) and rows[1].startswith("| same | add f32 contig |")
+    assert rows[len(model.patterns()) + 2].startswith("| same | add f64 contig |")

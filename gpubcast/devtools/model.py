@@ -1,24 +1,30 @@
-"""A static model of each benchmark pattern's fraction of copy bandwidth on an H100 (sm_90).
+"""A static model of each benchmark pattern's fraction of copy bandwidth on an H100 (sm_90), float32
+and float64 (``DTYPES``).
 
 A model, not a measurement: nothing here ran on a GPU.  Its inputs are the SASS of the kernel a
 pattern launches (``resources``), the plan the planner makes for the pattern's GPU shapes
-(float32), and the constants of ``H100`` below; treat every figure as +-15 %.
+(at the dtype asked for), and the constants of ``H100`` below; treat every figure as +-15 %.
 
 Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
 
 - The kernel: what ``launch`` would launch for the pattern (contiguous, general32 or general64;
   one launch; row or shared tiles), found among the hot kernels of ``resources``; its operand
   classes and coalesced rank are the plan's.
-- instr/elem: ``resources.access_path`` over the kernel's steady loop (``resources.shared_loop``
-  under shared tiles) -- the path through one pass that makes exactly the global accesses these
-  operand classes make (a contiguous operand one vector access of up to 16 bytes per VecOf chunk,
-  a transposed operand under shared tiles (staged) one vector access per chunk of the rows it
-  moves (kernels/indexing.cuh TileAccess::Pass; element accesses where its rows descend or its
-  column stride is no multiple of the chunk), a strided one ``ept`` element accesses, a device
-  scalar one, a host value none), with the offset loop over dims counted ``rank - 1`` times --
-  divided by ``ept``.  It assumes each row tile lies within one innermost row (true when the
-  innermost coalesced size is a multiple of ``ept``; ``rows`` says when not; shared tiles never
-  cross rows) and aligned vector accesses.
+- instr/elem: ``resources.access_path`` over the kernel's row-tile loop (``resources.shared_loop``
+  under shared tiles; of several row-tile loops, ``resources.tile_loops``, the shortest with such
+  a path: the variadic kernel's variant for few inputs) -- the path through one pass that makes
+  exactly the global accesses these operand classes make (a contiguous operand one vector access
+  of up to 16 bytes per VecOf chunk, a transposed operand under shared tiles (staged) one vector
+  access per chunk of the rows it moves (kernels/indexing.cuh TileAccess::Pass; element accesses
+  where its rows descend or its column stride is no multiple of the chunk), a strided one ``ept``
+  element accesses (on the 32-bit path an input of innermost stride 0 one, of stride 1 vector
+  ones: ``load_kind``), a device scalar one, a host value none), with the offset loop over dims
+  counted ``rank - 1`` times, plus the loop's prologue and epilogue (``resources.tile_path``: a
+  launch gives each thread one tile, so they run once per tile) -- divided by ``ept``.
+  Convergence barriers (``BSSY``) are no branches: the walk runs the blocks they enclose.  It
+  assumes each row tile lies within one innermost row (true when the innermost coalesced size is a
+  multiple of ``ept``; ``rows`` says when not; shared tiles never cross rows) and aligned vector
+  accesses.
 - DRAM bytes per output element: ``Pattern.traffic`` / elements (each operand's own bytes once,
   the output once: broadcast operands are served by L2).  L2 bytes: a strided operand moves a
   32-byte sector per element (no reuse in L1; reuse in L2 assumed) when the lanes of a warp and
@@ -26,6 +32,13 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   with stride 0 or +-1, and it is not staged (a staged operand is read along its own contiguous
   dim), else its DRAM bytes.  Shared memory bytes: each staged operand's elements once into the
   buffer and once out (bank conflicts not counted).
+- DRAM re-reads (``reread_factor``): a strided operand broadcast along a dim (stride 0) that has
+  a non-broadcast dim inside it comes from DRAM again at each step of that dim when the output
+  traffic between two visits of an element (the elements inside x DRAM bytes per element)
+  passes ``L2_SHARE`` (25 MB of the 50 MB L2); added to t_mem (not to t_copy).
+- L1 lines per element (``warp_lines``): per warp access instruction of a tile, the distinct
+  128-byte lines its 32 lanes touch, summed over every operand, / (32 * ept); an SM's L1 looks
+  up ``L1_LINES_PER_CLOCK`` line per clock.
 - Times for the output's ``n`` elements:
       t_mem   = n * dram_bytes / (DRAM_BW * ACHIEVABLE * inflight)
                 inflight = min(1, resident threads/SM * ept * dram_bytes / (DRAM_BW * ACHIEVABLE
@@ -34,7 +47,8 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
       t_issue = n * instr_per_elem / (SMS * 4 schedulers * 32 lanes * CLOCK * issue)
                 issue = min(1, resident warps per scheduler / 4)   (4-cycle dependent issue, no ILP)
       t_smem  = n * smem_bytes / (SMS * 128 bytes per clock * CLOCK)
-      t       = max(t_mem, t_l2, t_issue, t_smem)
+      t_l1    = n * l1_lines / (SMS * L1_LINES_PER_CLOCK * CLOCK)
+      t       = max(t_mem, t_l2, t_issue, t_smem, t_l1)
   Barrier waits (2 per staged operand per tile) are not modelled: the occupancy (from registers
   and the shared buffer, ``resources``) is assumed to hide them.
       t_copy  = n * dram_bytes / (DRAM_BW * ACHIEVABLE)        (a copy kernel moving the same bytes)
@@ -53,7 +67,7 @@ import numpy as np
 from .. import dispatch
 from .. import ops as _ops
 from ..bench import patterns as _patterns
-from ..cuda import launch
+from ..cuda import catalog, launch
 from ..plan import c_strides
 from . import resources
 
@@ -72,11 +86,13 @@ SECTOR = 32                 # bytes an uncoalesced element access moves through 
 THREADS_PER_SM = resources.THREADS_PER_SM
 SCHEDULERS = 4
 DEPENDENT_ISSUE = 4         # cycles between dependent instructions of one warp
+LINE = 128                  # bytes of an L1 cache line (4 sectors)
+L1_LINES_PER_CLOCK = 1      # lines an SM's L1 looks up per clock (one per request's wavefront)
+L2_SHARE = 25e6             # bytes of the 50 MB L2 a stream can count on finding again (half: the
+                            # two partitions hold far data apart)
 DTYPE = np.dtype(np.float32)
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 GOAL, GOAL_TRANSPOSED = 0.9, 0.7
-
-#: the hot kernel set of each pattern op (``resources.HOT_SETS`` labels) at float32
-HOT_OF_OP = {"add": "add f32", "where": "where f32", "sum": "sum 4x f32", "copy": "copy 4 B"}
 
 
 @dataclass(frozen=True)
@@ -100,10 +116,14 @@ class Prediction:
     goal: float
     smem_bytes: float = 0.0  # per output element: staged operands through shared memory
     t_smem: float = 0.0
+    l1_lines: float = 0.0    # per output element: L1 lines the warps' global accesses look up
+    t_l1: float = 0.0
+    reread_bytes: float = 0.0  # per output element: DRAM bytes re-read (broadcast operands past L2)
+    dtype: str = "float32"
 
     @property
     def time(self) -> float:
-        return max(self.t_mem, self.t_l2, self.t_issue, self.t_smem)
+        return max(self.t_mem, self.t_l2, self.t_issue, self.t_smem, self.t_l1)
 
     @property
     def fraction(self) -> float:
@@ -111,7 +131,8 @@ class Prediction:
 
     @property
     def bound(self) -> str:
-        return max((self.t_mem, "memory"), (self.t_l2, "L2"), (self.t_issue, "issue"), (self.t_smem, "shared"))[1]
+        return max((self.t_mem, "memory"), (self.t_l2, "L2"), (self.t_issue, "issue"), (self.t_smem, "shared"),
+                   (self.t_l1, "L1"))[1]
 
 
 class _Operand:
@@ -125,11 +146,11 @@ def _c_strides(shape, itemsize):
     return tuple(s * itemsize for s in c_strides(shape))
 
 
-def pattern_plan(pattern):
-    """The plan of ``pattern`` at its GPU shapes (float32; transposed operands as transposed views)."""
+def pattern_plan(pattern, dtype=DTYPE):
+    """The plan of ``pattern`` at its GPU shapes (``dtype``; transposed operands as transposed views)."""
     shapes = pattern.shapes("large", "gpu")
     arrays = []
-    for i, (shape, dt) in enumerate(zip(pattern.inputs(shapes), pattern.dtypes(DTYPE))):
+    for i, (shape, dt) in enumerate(zip(pattern.inputs(shapes), pattern.dtypes(dtype))):
         if i in pattern.transposed:
             arrays.append(_Operand(shape, _c_strides(shape[::-1], dt.itemsize)[::-1], dt.itemsize))
         else:
@@ -149,11 +170,22 @@ def staged_chunk(itemsize: int, ept: int, strides) -> int:
     return v if strides[-2] == 1 and strides[-1] % v == 0 else 1
 
 
-def _accesses(classes, itemsizes, ept, staged) -> dict:
+def load_kind(cls: int, strides, output: bool, index32: bool = True) -> int:
+    """How the kernel reaches a row tile's elements of an operand (kernels/indexing.cuh
+    Access::load): on the 32-bit index path a strided input of innermost stride 0 with one load
+    (as a device SCALAR), of stride 1 with vector loads (as CONTIG); the output, every other
+    operand and every operand on the 64-bit path by its class."""
+    if cls == launch.STRIDED and not output and strides and index32:
+        return {0: launch.SCALAR, 1: launch.CONTIG}.get(strides[-1], cls)
+    return cls
+
+
+def _accesses(classes, itemsizes, ept, staged, kinds) -> dict:
     """{width in bits: count} of the global accesses one thread makes per tile; ``staged``: per
-    operand, its elements per access when it goes through shared memory, else 0."""
+    operand, its elements per access when it goes through shared memory, else 0; ``kinds``:
+    per operand, ``load_kind``."""
     found: dict = {}
-    for cls, size, chunk in zip(classes, itemsizes, staged):
+    for cls, size, chunk in zip(kinds, itemsizes, staged):
         if chunk:
             width, count = chunk * size * 8, ept // chunk
         elif cls == launch.CONTIG:
@@ -169,45 +201,105 @@ def _accesses(classes, itemsizes, ept, staged) -> dict:
     return found
 
 
+def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: int, output: bool = False,
+               index32: bool = True) -> int:
+    """L1 lines (``LINE`` bytes) one warp's global accesses to an operand look up per tile: per
+    access instruction, the distinct lines its 32 lanes touch (each lane's element or vector at
+    its own offset).  Lane L's elements: row tiles, ``ept`` consecutive output elements from
+    L * ept of one innermost row; shared tiles, row L // (TILE_COLS / ept), columns from
+    L % (TILE_COLS / ept) * ept.  A contiguous operand: vector accesses (up to 16 bytes); a
+    strided one: element accesses along ``strides`` (elements, innermost last), or as
+    ``load_kind`` says (an input of innermost stride 0: one access; 1: vector accesses); a device
+    scalar: one line; a host value: none; a staged operand (``chunk`` > 0): its tile read along
+    its own contiguous dim, every line full.  The tile's first element is assumed line-aligned."""
+    if cls == launch.VALUE:
+        return 0
+    if cls == launch.SCALAR:
+        return 1
+    if chunk:
+        return -(-32 * ept * itemsize // LINE)
+    kind = load_kind(cls, strides, output, index32)
+    s0 = strides[-1] if strides else 1
+    s1 = strides[-2] if shared and len(strides) > 1 else 0
+    n = max(1, min(16 // itemsize, ept)) if kind == launch.CONTIG else 1
+    q = launch.TILE_COLS // ept if shared else 32
+    total = 0
+    for k in range(0, ept if kind != launch.SCALAR else 1, n):
+        lines = set()
+        for lane in range(32):
+            row, col = lane // q, lane % q * ept + k
+            at = (row * s1 + col * s0) * itemsize
+            lines.update(range(at // LINE, (at + n * itemsize - 1) // LINE + 1))
+        total += len(lines)
+    return total
+
+
+def reread_factor(shape, strides, bytes_per_elem: float) -> int:
+    """How many times an operand's own bytes come from DRAM: 1, times the size of every dim along
+    which it is broadcast (stride 0, size > 1) with some dim inside it that it is not broadcast
+    along (a footprint, not one element, to find again), where the output's traffic between two
+    visits of the same element -- the elements of the dims inside, ``bytes_per_elem`` each --
+    passes ``L2_SHARE``: that footprint has left L2 by then.  Shapes and strides outermost first."""
+    factor = 1
+    for d, (size, stride) in enumerate(zip(shape, strides)):
+        inner = shape[d + 1:]
+        if stride == 0 and size > 1 and any(st != 0 and n > 1 for n, st in zip(inner, strides[d + 1:])):
+            if math.prod(inner) * bytes_per_elem > L2_SHARE:
+                factor *= size
+    return factor
+
+
 @functools.cache
-def predict(name: str) -> Prediction:
-    """The model's prediction for benchmark pattern ``name`` (see the module docstring)."""
+def predict(name: str, dtype: str = "float32") -> Prediction:
+    """The model's prediction for benchmark pattern ``name`` at ``dtype`` (see the module docstring)."""
+    dt = np.dtype(dtype)
     pattern = _patterns.BY_NAME[name]
-    p, shapes = pattern_plan(pattern)
-    dtypes = pattern.dtypes(DTYPE)
-    (t,) = launch.templates_for(pattern.op, p, tuple(dtypes), DTYPE, (False,) * len(dtypes))
-    hot = next(k for k in resources.hot() if k.name == t.name)
+    p, shapes = pattern_plan(pattern, dt)
+    dtypes = pattern.dtypes(dt)
+    (t,) = launch.templates_for(pattern.op, p, tuple(dtypes), dt, (False,) * len(dtypes))
+    hot = next(k for k in resources.hot() if k.name == t.name)   # resources.HOT_SETS holds each
     r = resources.measure(hot, ARCH)
     classes = [(t.classes >> (2 * k)) & 3 for k in range(len(t.args))]
-    itemsizes = [DTYPE.itemsize] + [dtypes[i - 1].itemsize for i in t.args[1:]]
+    itemsizes = [dt.itemsize] + [dtypes[i - 1].itemsize for i in t.args[1:]]
     rank = len(p.coalesced_shape)
     shared = bool(t.flags & launch.SHARED_TILES)
     strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
     staged = [staged_chunk(size, t.ept, strides[arg])
               if shared and cls == launch.STRIDED and launch.transposed(strides[arg]) else 0
               for cls, size, arg in zip(classes, itemsizes, t.args)]
+    index32 = t.name.endswith(catalog.INDEX_TYPES[32] + ">")
+    kinds = [load_kind(cls, strides[arg], arg == 0, index32) for cls, arg in zip(classes, t.args)]
     instrs, labels, predicated = resources.sass_of(hot, ARCH)
-    start, end = resources.shared_loop(instrs, labels) if shared else (r.loop.start, r.loop.end)
-    path = resources.access_path(instrs, labels, predicated, start, end, rank,
-                                 _accesses(classes, itemsizes, t.ept, staged))
+    loops = [resources.shared_loop(instrs, labels)] if shared else resources.tile_loops(instrs, labels)
+    wanted = _accesses(classes, itemsizes, t.ept, staged, kinds)
+    path = next((n for n in (resources.tile_path(instrs, labels, predicated, start, end, rank, wanted)
+                             for start, end in loops) if n), None)
     ipe = path / t.ept if path else None
     inner = p.coalesced_shape[-1]
     rows = 1.0 if hot.contiguous or shared or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
     n = p.size
-    dram = pattern.traffic(shapes, DTYPE) / n
+    dram = pattern.traffic(shapes, dt) / n
     l2 = dram + sum(SECTOR - size for (cls, size, arg, chunk) in zip(classes, itemsizes, t.args, staged)
                     if cls == launch.STRIDED and not chunk and abs(strides[arg][-1]) > 1)
     smem = sum(2 * size for size, chunk in zip(itemsizes, staged) if chunk)
+    lines = sum(warp_lines(cls, size, t.ept, strides[arg], shared, chunk, arg == 0, index32)
+                for cls, size, arg, chunk in zip(classes, itemsizes, t.args, staged)) / (32 * t.ept)
+    shape = tuple(p.coalesced_shape)
+    reread = sum((reread_factor(shape, strides[arg], dram) - 1) * size
+                 * math.prod(m for m, st in zip(shape, strides[arg]) if st != 0)
+                 for cls, size, arg in zip(classes[1:], itemsizes[1:], t.args[1:])
+                 if cls == launch.STRIDED) / n
     bw = DRAM_BW * ACHIEVABLE
     inflight = min(1.0, r.occupancy * THREADS_PER_SM * t.ept * dram / (bw * LATENCY_S / SMS))
     warps = r.occupancy * THREADS_PER_SM / 32 / SCHEDULERS
     issue_rate = SMS * SCHEDULERS * 32 * CLOCK_HZ * min(1.0, warps / DEPENDENT_ISSUE)
     return Prediction(
         name, hot.label, rank, shared, "".join("CVSX"[c] for c in classes), r.occupancy, t.ept, rows, ipe,
-        dram, l2, n, n * dram / (bw * inflight), n * l2 / L2_BW,
+        dram, l2, n, n * (dram + reread) / (bw * inflight), n * l2 / L2_BW,
         n * (ipe or math.inf) * rows / issue_rate, n * dram / bw,
         GOAL_TRANSPOSED if pattern.transposed else GOAL,
-        smem, n * smem / (SMS * SMEM_BYTES_PER_CLOCK * CLOCK_HZ))
+        smem, n * smem / (SMS * SMEM_BYTES_PER_CLOCK * CLOCK_HZ),
+        lines, n * lines / (SMS * L1_LINES_PER_CLOCK * CLOCK_HZ), reread, dt.name)
 
 
 def patterns() -> tuple:
@@ -216,22 +308,23 @@ def patterns() -> tuple:
     return tuple(pt for pt in _patterns.PATTERNS if pt.op in _ops.REGISTRY)
 
 
-def predict_all() -> list[Prediction]:
-    return [predict(pt.name) for pt in patterns()]
+def predict_all(dtype: str = "float32") -> list[Prediction]:
+    return [predict(pt.name, dtype) for pt in patterns()]
 
 
 def table(rows: list[Prediction]) -> str:
     """The predictions as a Markdown table."""
     columns = ["pattern", "kernel", "tiles", "rank", "classes", "occupancy", "instr/elem", "DRAM B/elem", "L2 B/elem",
-               "smem B/elem", "t_mem us", "t_L2 us", "t_issue us", "t_smem us", "t_copy us", "bound",
-               "fraction of copy", "goal"]
+               "smem B/elem", "L1 lines/elem", "t_mem us", "t_L2 us", "t_issue us", "t_smem us", "t_L1 us", "t_copy us",
+               "bound", "fraction of copy", "goal"]
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
         out.append(
             f"| {r.pattern} | {r.kernel} | {'shared' if r.shared else 'row'} | {r.rank} | {r.classes} "
             f"| {r.occupancy:.0%} "
             f"| {f'{r.instr_per_elem:.1f}' if r.instr_per_elem else '-'} | {r.dram_bytes:.2f} "
-            f"| {r.l2_bytes:.2f} | {r.smem_bytes:.2f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} "
-            f"| {r.t_issue * 1e6:.0f} | {r.t_smem * 1e6:.0f} | {r.t_copy * 1e6:.0f} | {r.bound} | {r.fraction:.2f} "
+            f"| {r.l2_bytes:.2f} | {r.smem_bytes:.2f} | {r.l1_lines:.3f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} "
+            f"| {r.t_issue * 1e6:.0f} | {r.t_smem * 1e6:.0f} | {r.t_l1 * 1e6:.0f} | {r.t_copy * 1e6:.0f} | {r.bound} "
+            f"| {r.fraction:.2f} "
             f"| >= {r.goal} |")
     return "\n".join(out)

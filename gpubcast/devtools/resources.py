@@ -36,7 +36,12 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   barrier (the shared tiles' loop holds ``BAR.SYNC``: ``shared_loop``); its body is every
   instruction from the branch target to the branch (``NOP`` not counted).  Each pass handles one
   tile, ``ept`` elements per thread, so ``body / ept`` is the static count per element over
-  every path of the body (scalar, strided and vector paths alike).  ``vector path / ept``: the
+  every path of the body (scalar, strided and vector paths alike).  Branches are ``BRANCHES``
+  (``BRA`` and kin); a ``BSSY`` (convergence barrier set-up) names a label but is no branch, so
+  the paths below run the blocks between it and its ``BSYNC``.  ``prologue`` / ``epilogue``
+  (``entry_exit``): the fewest instructions from the kernel's entry to the loop and from the
+  loop's exit to ``EXIT``; a launch gives each thread one tile, so the path figures below add
+  them once per pass (``tile_path``).  ``vector path / ept``: the
   path through the body (forward edges only: an inner loop, such as the general kernels' loop
   over dims, is entered at most once) that makes the most global accesses of the body's widest
   width (for "sum 4x f32": exactly 5, 4 loads and the store), and of those the shortest: what a
@@ -105,6 +110,9 @@ HOT_SETS = (
     ("add f16", "add", ("f2", "f2"), "f2", False, None),
     ("add f64", "add", ("f8", "f8"), "f8", False, None),
     ("add c128", "add", ("c16", "c16"), "c16", False, None),
+    ("where f64", "where", ("?", "f8", "f8"), "f8", False, None),
+    ("copy 8 B", "copy", ("f8",), "f8", False, None),
+    ("sum 4x f64", "sum", ("f8",), "f8", False, None),
 )
 
 
@@ -268,8 +276,13 @@ class Instr:
     addr: int
     opcode: str          # e.g. "LDG.E.128"
     text: str
-    target: str | None   # branch target label
+    target: str | None   # branch target label (BRANCHES only)
 
+
+#: opcodes that transfer control to their label.  ``BSSY B, label`` (a convergence barrier's
+#: set-up) also names a label -- where ``BSYNC`` reconverges -- but control goes on to the next
+#: instruction: it is not a branch, and its label is no edge of the control-flow graph.
+BRANCHES = ("BRA", "BRX", "JMP", "JMX", "CALL")
 
 _INSTR = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(?:\{\s*)?(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*?)\s*;")
 _LABEL = re.compile(r"^(\.L_x_\d+):")
@@ -299,7 +312,8 @@ def sass_functions(text: str) -> dict[str, tuple[list[Instr], dict[str, int], li
                 labels[name] = addr
             pending = []
             t = re.search(r"`\((\.L_x_\d+)\)", m.group(4))
-            instrs.append(Instr(addr, m.group(3), m.group(0).strip(), t.group(1) if t else None))
+            branch = m.group(3).split(".")[0] in BRANCHES      # BSSY names a label too: no edge
+            instrs.append(Instr(addr, m.group(3), m.group(0).strip(), t.group(1) if t and branch else None))
             if (m.group(2) and m.group(2).strip() != "@PT") or re.match(r"\s*!?U?P\d", m.group(4)):
                 predicated.append(addr)
     return funcs
@@ -319,6 +333,14 @@ class Loop:
     end: int
     body: int             # instructions in the body (NOP excluded)
     vector_path: int | None
+    prologue: int = 0     # instructions run before the loop is entered (``entry_exit``)
+    epilogue: int = 0     # instructions run after it is left, to EXIT
+
+    @property
+    def once(self) -> int:
+        """Instructions a thread runs once per launch around the loop: a launch gives each thread one
+        tile (``launch`` grids ceil(size / (BLOCK * ept)) blocks), so they count per tile."""
+        return self.prologue + self.epilogue
 
 
 def _blocks(instrs, labels, predicated):
@@ -347,6 +369,47 @@ def _blocks(instrs, labels, predicated):
     return spans, succ
 
 
+def _cheapest(spans, succ, instrs, first: int, done, allowed) -> int | None:
+    """Fewest instructions (NOP excluded) over forward edges from block ``first`` (counted) to a block
+    for which ``done(n)`` holds (that block counted too), through blocks ``allowed(n)``; None when
+    there is no such path."""
+    def size(n):
+        return sum(1 for k in range(spans[n][0], spans[n][1] + 1) if instrs[k].opcode != "NOP")
+    cost = {first: size(first)}
+    found = None
+    for n in range(first, len(spans)):
+        if n not in cost:
+            continue
+        if done(n):
+            found = cost[n] if found is None else min(found, cost[n])
+            continue
+        for m in succ[n]:
+            if m > n and allowed(m) and cost[n] + size(m) < cost.get(m, math.inf):
+                cost[m] = cost[n] + size(m)
+    return found
+
+
+def entry_exit(instrs, labels, predicated, start: int, end: int) -> tuple[int, int]:
+    """(prologue, epilogue) of the loop [start, end]: the fewest instructions a thread runs from the
+    kernel's entry to the loop's first instruction (forward edges, blocks before the loop), and from
+    the instruction after the loop's branch back to an ``EXIT`` (forward edges).  Convergence
+    barriers (``BSSY``/``BSYNC``) and a predicated ``EXIT`` (not taken) count as the instructions
+    they are.  0 where there is no such path."""
+    spans, succ = _blocks(instrs, labels, predicated)
+    addr = [instrs[s].addr for s, _ in spans]
+    head = next((n for n, a in enumerate(addr) if a == start), None)
+    latch = next((n for n, (s, e) in enumerate(spans) if instrs[s].addr <= end <= instrs[e].addr), None)
+    pro = epi = 0
+    if head:
+        pro = _cheapest(spans, succ, instrs, 0, lambda n: head in succ[n] or n + 1 == head,
+                        lambda n: n < head) or 0
+    if latch is not None and latch + 1 < len(spans) and latch + 1 in succ[latch]:
+        exits = {n for n, (_, e) in enumerate(spans) if instrs[e].opcode == "EXIT" and instrs[e].addr not in
+                 set(predicated)}
+        epi = _cheapest(spans, succ, instrs, latch + 1, lambda n: n in exits, lambda n: True) or 0
+    return pro, epi
+
+
 def _back_edges(instrs, labels, barrier: bool) -> list[tuple[int, int]]:
     """Backward branches as (target, branch) address, those whose span holds a barrier (``BAR``:
     the shared tiles' loop) or those whose span holds none."""
@@ -369,7 +432,7 @@ def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop
     inside = [n for n, (s, e) in enumerate(spans) if start <= instrs[s].addr <= end]
     mem = [i for i in body if i.opcode.split(".")[0] in ("LDG", "STG")]
     if not mem:
-        return Loop(start, end, len(body), None)
+        return Loop(start, end, len(body), None, *entry_exit(instrs, labels, predicated, start, end))
     wide = max(_width(i.opcode) for i in mem)
 
     def weight(n):
@@ -388,7 +451,18 @@ def steady_loop(instrs, labels, predicated, accesses: int | None = None) -> Loop
                         states[a + acc] = c + cost
     at_latch = best.get(inside[-1], {})
     want = max(at_latch, default=None) if accesses is None else accesses
-    return Loop(start, end, len(body), at_latch.get(want))
+    return Loop(start, end, len(body), at_latch.get(want), *entry_exit(instrs, labels, predicated, start, end))
+
+
+def tile_loops(instrs, labels) -> list[tuple[int, int]]:
+    """(first, last) address of every row-tile loop of a kernel, the shortest first: the backward
+    branches holding no barrier that lie inside no other loop.  One in most kernels; the variadic
+    general kernel has two, one per variant (kernels/variadic.cu FEW_VARIADIC: the shorter one,
+    for launches of few inputs, locates fewer argument slots)."""
+    back = _back_edges(instrs, labels, False)
+    every = _back_edges(instrs, labels, True) + back
+    top = [(a, b) for a, b in back if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in every)]
+    return sorted(top, key=lambda x: x[1] - x[0])
 
 
 def shared_loop(instrs, labels) -> tuple[int, int] | None:
@@ -498,6 +572,14 @@ def access_path(instrs, labels, predicated, start: int, end: int, rank: int, acc
     return min(ends)[2] if ends else None
 
 
+def tile_path(instrs, labels, predicated, start: int, end: int, rank: int, accesses: dict) -> int | None:
+    """Instructions a thread runs for one tile: ``access_path`` through one pass of the loop
+    [start, end] plus the loop's prologue and epilogue (``entry_exit``), which a thread runs once
+    per launch -- and a launch gives each thread one tile.  None where ``access_path`` is."""
+    path = access_path(instrs, labels, predicated, start, end, rank, accesses)
+    return None if path is None else path + sum(entry_exit(instrs, labels, predicated, start, end))
+
+
 def sass_of(k: Hot, arch: str):
     """(instructions, labels, predicated addresses) of hot kernel ``k``'s SASS on ``arch``."""
     _, symbol, _, _, sass = listings(k.family, k.name, arch)
@@ -532,11 +614,15 @@ class Resources:
 
     @property
     def strided_per_element(self) -> float | None:
-        return self.strided / self.kernel.ept if self.strided else None
+        """The rank-6 strided path per element, with the loop's prologue and epilogue (once per tile)."""
+        return (self.strided + self.loop.once) / self.kernel.ept if self.strided else None
 
     @property
     def vector_per_element(self) -> float | None:
-        return self.loop.vector_path / self.kernel.ept if self.loop and self.loop.vector_path else None
+        """The vector path per element, with the loop's prologue and epilogue (once per tile)."""
+        if not (self.loop and self.loop.vector_path):
+            return None
+        return (self.loop.vector_path + self.loop.once) / self.kernel.ept
 
 
 def occupancy(registers: int, shared: int, arch: str, block: int = launch.BLOCK) -> tuple[int, float]:
