@@ -105,6 +105,8 @@ def cast(x, dtype, /, out=None, *, backend=None):
                 return result
     if dtype is None:
         raise TypeError("cast: dtype is required, e.g. cast(x, numpy.float32)")
+    if is_python_scalar(x):   # as NumPy holds it, then converted: np.asarray(x).astype(dtype)
+        x = np.asarray(x)
     table = _cast_table(dtype) if backend is None else None
     return apply(_CAST, (x,), out=out, dtype=dtype, backend=backend, table=table)
 

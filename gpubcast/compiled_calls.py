@@ -116,8 +116,8 @@ def register(table: dict, out, inputs, driver: int, row: int, meta: int, slots, 
     """Add the entry of this call (``out``, ``inputs``, as passed): ``driver(row, p0..p3, meta)`` (0:
     NumPy's cast), ``slots`` per input (None: an array as it is; else the loop dtype of a scalar).
     Whether it was added (no library, no key, or a scalar C does not convert: not)."""
-    if not load() or len(inputs) > 3:
-        return False
+    if not load() or len(inputs) > 3 or not driver and any(dt is not None for dt in slots):
+        return False   # NumPy's cast (driver 0) takes an array only
     k = key(out, *inputs)
     if k is None:
         return False

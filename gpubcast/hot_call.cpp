@@ -178,9 +178,10 @@ static PyObject *entry(PyObject *self, PyObject *args) {
                           PyArray_DescrConverter, &out_dtype, &PyTuple_Type, &out_shape, &keep))
         return NULL;
     Py_ssize_t nin = PyTuple_GET_SIZE(slots), nd = PyTuple_GET_SIZE(out_shape);
-    if (nin < 1 || nin > MAX_IN || nd > NPY_MAXDIMS || (!driver && nin != 1)) {
+    int cast_of_scalar = !driver && nin == 1 && PyObject_IsTrue(PyTuple_GET_ITEM(slots, 0));
+    if (nin < 1 || nin > MAX_IN || nd > NPY_MAXDIMS || (!driver && nin != 1) || cast_of_scalar) {
         Py_DECREF(out_dtype);
-        PyErr_SetString(PyExc_ValueError, "entry: 1..3 inputs (1 for a cast), at most NPY_MAXDIMS dims");
+        PyErr_SetString(PyExc_ValueError, "entry: 1..3 inputs (1 array for a cast), at most NPY_MAXDIMS dims");
         return NULL;
     }
     Entry *e = (Entry *)PyMem_Calloc(1, sizeof(Entry));

@@ -206,3 +206,11 @@ def test_front_ends_take_the_compiled_path_and_keep_their_type_constraints(monke
         gbo.Add(x, b.astype(np.float64))           # two element types: ONNX's error, never a cast
     with pytest.raises(TypeError):
         gbo.Tanh(np.arange(4, dtype=np.int8))       # not in T: the constraint's error
+
+
+def test_a_cast_of_a_scalar_never_reaches_the_compiled_cast():
+    for x, t in [(2.5, np.int32), (np.float32(2), np.float64), (True, np.float16), (3, np.uint8)] * 4:
+        got = gb.cast(x, t)
+        assert got.dtype == np.dtype(t) and got.shape == () and got == np.asarray(x).astype(t)
+    with pytest.raises(ValueError, match="1 array for a cast"):
+        compiled_calls._entry(0, 0, 0, (1 + np.dtype(np.float64).num,), np.dtype(np.int32), (), None)

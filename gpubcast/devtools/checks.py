@@ -64,7 +64,7 @@ def tolerance(op_name: str, dtype, device: bool = False) -> float | None:
     eps = float(ml_dtypes.finfo(dt).eps) if _dt.kind(dt) in "fc" else 0.0
     if _ops.math_rtol(op_name, dt):
         return _ops.math_rtol(op_name, dt)
-    if op_name in ("multiply", "axpby") and dt.kind == "c":   # axpby's products: a complex multiply
+    if op_name in ("multiply", "axpby", "square") and dt.kind == "c":   # a complex multiply (square: x * x)
         return 16 * eps
     if op_name == "power" and dt.kind == "c":
         return 1e3 * eps            # glibc's cpow vs exp(b * log(a)) in CUDA or host math
