@@ -1,6 +1,7 @@
 # Two commands set up a fresh machine from nothing (Python >= 3.11 and make):
 #   make run    the main job
-#   make test   the whole test suite (after ruff and the import contracts)
+#   make test   the test suite without the cases marked slow (after ruff and the import contracts)
+#   make test-all  every case, the slow ones included
 # Installs are pinned by ci/constraints.txt (every package, same set on any day):
 #   make lock         regenerate ci/constraints.txt (newest allowed, with ci/requirements-lock.in's choices)
 #   make test-latest  the suite on the newest versions pyproject.toml allows, in $(LATEST_VENV)
@@ -16,7 +17,7 @@ LOCK_IN     := ci/requirements-lock.in
 LOCK_VENV   ?= /tmp/gpubcast-lock-venv
 LATEST_VENV ?= .venv-latest
 
-.PHONY: run test install lock test-latest clean
+.PHONY: run test test-all install lock test-latest clean
 
 install: $(STAMP)
 
@@ -32,9 +33,14 @@ run: $(STAMP)
 	$(PY) -m gpubcast bench --quick
 
 # the style (ruff) and the layering contracts (import-linter, pyproject.toml) first, then the suite
+# without the cases marked slow (the rest of sampled matrices, deep chains): under 15 minutes on 2 cores
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(PY) -m pytest -n $(JOBS) -q -m "not slow"
+
+# every case, the slow ones included (ci/gpu-check runs these too)
+test-all: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -q
 
 # A throwaway venv made from scratch, the newest versions pyproject.toml's [test] extra allows
