@@ -33,7 +33,7 @@ run: $(STAMP)
 	$(PY) -m gpubcast bench --quick
 
 # the style (ruff) and the layering contracts (import-linter, pyproject.toml) first, then the suite
-# without the cases marked slow (the rest of sampled matrices, deep chains): under 15 minutes on 2 cores
+# without the cases marked slow (the rest of sampled matrices, deep chains)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
