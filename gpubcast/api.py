@@ -98,7 +98,7 @@ def cast(x, dtype, /, out=None, *, backend=None):
     A float that is nan or out of the integer dtype's range converts to an undefined value, as
     in C, NumPy (which warns) and ONNX."""
     if backend is None:  # the compiled hot path first: one table per target dtype
-        table = _CAST_TABLES.get(dtype)
+        table = _cast_table(dtype, make=False)
         if table is not None:
             result = compiled_calls.call(table, out, x)
             if result is not None:
@@ -116,12 +116,12 @@ _CAST = ops.get("cast")
 _CAST_TABLES: dict = {}
 
 
-def _cast_table(dtype):
+def _cast_table(dtype, make: bool = True):
     try:
         table = _CAST_TABLES.get(dtype)
     except TypeError:  # an unhashable dtype= (the general path says what is wrong with it)
         return None
-    if table is None and len(_CAST_TABLES) < 256:
+    if table is None and make and len(_CAST_TABLES) < 256:
         table = _CAST_TABLES[dtype] = compiled_calls.table_for(f"cast to {dtype}")
     return table
 
