@@ -215,6 +215,8 @@ static int may_overlap(PyArrayObject *a, PyArrayObject *b) {
     return lo[0] < hi[1] && lo[1] < hi[0];
 }
 
+static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs);
+
 static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int64_t buf[KEY_SLOTS];
     if (nargs < 3 || nargs > 2 + MAX_IN || !PyDict_CheckExact(args[0])) {
@@ -230,7 +232,14 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (!capsule) { if (PyErr_Occurred()) return NULL; Py_RETURN_NONE; }
     Entry *e = (Entry *)PyCapsule_GetPointer(capsule, CAPSULE);
     if (!e || e->nin != nargs - 2) { PyErr_Clear(); Py_RETURN_NONE; }
+    Py_INCREF(capsule);   /* the entry outlives this call even if an allocation's GC clears the table */
+    PyObject *result = run(e, args, nargs);
+    Py_DECREF(capsule);
+    return result;
+}
 
+/* Entry e run on call(table, out, x1...)'s operands (see call). */
+static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs) {
     Value values[MAX_IN];
     int64_t p[4] = {0, 0, 0, 0};
     for (int i = 0; i < e->nin; i++) {
