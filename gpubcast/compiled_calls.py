@@ -29,6 +29,7 @@ import sys
 import sysconfig
 import threading
 import warnings
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -49,10 +50,16 @@ def _absent_call(table, out, *inputs):
     return None
 
 
+class Table(dict):
+    """One table of entries (a dict, referenced weakly by ``clear``'s registry, so a table dies with
+    the function that owns it, e.g. a ``gb.fuse`` object)."""
+    __slots__ = ("__weakref__",)
+
+
 call = _absent_call
 key = None
 _entry = None
-_tables: list[dict] = []
+_tables: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # id -> table
 _lock = threading.Lock()
 _state = {"tried": False}
 
@@ -61,16 +68,16 @@ def enabled() -> bool:
     return os.environ.get("GPUBCAST_COMPILED_CALLS", "1") != "0"
 
 
-def table_for(_name: str) -> dict:
+def table_for(_name: str) -> Table:
     """A new table (``call``'s first argument) for one op and option set; ``_name`` documents it."""
-    table: dict = {}
-    _tables.append(table)
+    table = Table()
+    _tables[id(table)] = table
     return table
 
 
 def clear() -> None:
     """Forget every entry (tests; a backend that changed)."""
-    for table in _tables:
+    for table in list(_tables.values()):
         table.clear()
 
 

@@ -13,7 +13,7 @@
  *       to),
  *       the output's dtype and shape; ``keep`` holds what the addresses point into and the dtype
  *       objects of the key.
- *   call(table, out, x1[, x2[, x3]]) -> result | None
+ *   call(table, out, x1[, x2[, x3]]) -> result | None       (table: a dict, or a subclass)
  *       table[key(...)]'s entry run on these operands; None (nothing computed, nothing raised) when
  *       the key is not in ``table``, a scalar's value is not one this code converts exactly as
  *       NumPy does (an int beyond the loop dtype, a float beyond float32, ...), out= is read-only,
@@ -219,7 +219,7 @@ static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs);
 
 static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int64_t buf[KEY_SLOTS];
-    if (nargs < 3 || nargs > 2 + MAX_IN || !PyDict_CheckExact(args[0])) {
+    if (nargs < 3 || nargs > 2 + MAX_IN || !PyDict_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "call(table, out, x1[, x2[, x3]])");
         return NULL;
     }

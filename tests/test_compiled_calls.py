@@ -214,3 +214,17 @@ def test_a_cast_of_a_scalar_never_reaches_the_compiled_cast():
         assert got.dtype == np.dtype(t) and got.shape == () and got == np.asarray(x).astype(t)
     with pytest.raises(ValueError, match="1 array for a cast"):
         compiled_calls._entry(0, 0, 0, (1 + np.dtype(np.float64).num,), np.dtype(np.int32), (), None)
+
+
+def test_a_fused_functions_table_dies_with_it():
+    import gc
+    import weakref
+
+    x = np.ones(8)
+    f = gb.fuse(lambda a, b: a * b + a)
+    _warm(f, x, x)
+    table = weakref.ref(f._table)
+    assert len(f._table) == 1
+    del f
+    gc.collect()
+    assert table() is None          # inline gb.fuse in a loop keeps no entry alive
