@@ -228,3 +228,27 @@ def test_a_fused_functions_table_dies_with_it():
     del f
     gc.collect()
     assert table() is None          # inline gb.fuse in a loop keeps no entry alive
+
+
+def test_entries_serve_a_forked_child_and_the_parent_after_it():
+    x, b = ARRAYS["f32"], np.arange(8, dtype=np.float32)
+    _warm(gb.add, x, b)
+    pid = os.fork()
+    if pid == 0:   # the child: the parent's entries, its own arrays
+        ok = np.array_equal(gb.add(x, b), x + b) and np.array_equal(gb.add(x * 2, b), x * 2 + b)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    _same(gb.add(x, b), x + b)
+
+
+def test_cache_clear_removes_the_library_and_nothing_beside_it(tmp_path):
+    cache_dir = tmp_path / "cache"
+    built = _python(CHECK, GPUBCAST_CACHE_DIR=str(cache_dir))
+    assert built.returncode == 0 and built.stdout.strip() == "True", built.stderr
+    (lib,) = cache_dir.rglob("hot_call-*.so")
+    mine = lib.parent / "notes.txt"
+    mine.write_text("not gpubcast's")
+    cleared = _python("import gpubcast.cache as c; print(c.clear())", GPUBCAST_CACHE_DIR=str(cache_dir))
+    assert cleared.returncode == 0 and int(cleared.stdout) >= 2, cleared.stderr   # the .so and its .sha256
+    assert not list(cache_dir.rglob("hot_call-*")) and mine.read_text() == "not gpubcast's"
