@@ -12,6 +12,9 @@ broadcast (stride 0) operands, which LLVM vectorises, and a strided loop.
 
 from __future__ import annotations
 
+import numpy as np
+from numba.extending import register_jitable
+
 from .cache import JIT, cfunc
 from .memory import ACC, I64, ROW_SIGNATURE, load, store
 
@@ -93,9 +96,33 @@ def where_row(TC, TV):
     return _compile(row, "where_row", TC, TV)
 
 
-def unary_row(F, C, TA, TO):
+#: elements per block of a row that ``unary_row`` checks for large elements, then computes
+VECTOR_BLOCK = 512
+
+
+def unary_row(F, C, TA, TO, V=None, LARGE=None):
     """Row function of unary scalar function ``F`` under codec ``C``: raw input type ``TA``, raw
-    output type ``TO``."""
+    output type ``TO``.  With ``V`` and ``LARGE`` (``scalars.UNARY_VECTOR``), a contiguous row none of
+    whose elements is ``LARGE`` is computed by ``V`` (F's value there, in a loop that vectorises)."""
+    if V is None:
+        def contiguous(px, ox, po, oo, n):
+            for k in range(n):
+                store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
+    else:
+        def contiguous(px, ox, po, oo, n):
+            for b in range(0, n, VECTOR_BLOCK):  # a block's second read comes from L1
+                e = min(b + VECTOR_BLOCK, n)
+                large = np.int32(0)
+                for k in range(b, e):  # a count, not a flag: the loop vectorises
+                    large += LARGE(C, load(px, ox + k, TA))
+                if large == 0:
+                    for k in range(b, e):
+                        store(po, oo + k, V(C, load(px, ox + k, TA)), TO)
+                else:
+                    for k in range(b, e):
+                        store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
+    contiguous = register_jitable(inline="always")(contiguous)
+
     def row(ptrs, offs, strides, nops, n, m, scratch):
         px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
         sx, so = load(strides, 0, I64), load(strides, 1, I64)
@@ -103,8 +130,7 @@ def unary_row(F, C, TA, TO):
         for i in range(m):
             ox, oo = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ro
             if so == 1 and sx == 1:
-                for k in range(n):
-                    store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
+                contiguous(px, ox, po, oo, n)
             elif sx == 0:  # one value along the row
                 y = F(C, load(px, ox, TA))
                 for k in range(n):
@@ -112,7 +138,7 @@ def unary_row(F, C, TA, TO):
             else:
                 for k in range(n):
                     store(po, oo + k * so, F(C, load(px, ox + k * sx, TA)), TO)
-    return _compile(row, "unary_row", F, C, TA, TO)
+    return _compile(row, "unary_row", F, C, TA, TO, *(() if V is None else (V, LARGE)))
 
 
 def variadic_row(STEP, FIN, C, T):

@@ -30,7 +30,8 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
-from .codecs import (SYSTEM_COMPLEX, SYSTEM_CPOW, ctruth, decode, double_to_half, encode, f64_from_bits, fabs_,
+from . import float32_math as F32
+from .codecs import (SYSTEM_COMPLEX, SYSTEM_CPOW, ctruth, decode, double_to_half, encode, fabs_,
                      family, fceil, fcopysign, fexp2, ffloor, ffma, ffmod, float_to_bfloat16, fpow, frint, fsqrt,
                      ftrunc, libm_cbrt, libm_hypot, libm_nextafter, system_cexp, system_clog, system_cpow,
                      system_csqrt, system_ctanh)
@@ -651,6 +652,55 @@ def _complex_math(name, portable):
     return _complex_function(SYSTEM_COMPLEX[name], portable)
 
 
+def _float32_fast(single, general):
+    """A jitable function of one value: ``single`` (``float32_math``: vectorises) on float32 values,
+    ``general`` (a C library function, NumPy's float64 loop) on others."""
+    def stub(v):
+        raise NotImplementedError
+
+    @overload(stub, inline="always")
+    def _ov(v):
+        if v == types.float32:
+            return lambda v: single(v)
+        return lambda v: general(v)
+    stub.__name__ = stub.__qualname__ = f"fast_{single.__name__}"
+    stub._gpubcast_jitable = True  # its own overload: ``_jitable`` must not register the stub's body
+    return stub
+
+
+#: math functions whose float32 values come from ``float32_math`` (vectorised; the C library elsewhere)
+FLOAT32_FUNCTIONS = {"sin": F32.sin_single, "cos": F32.cos_single, "sinh": F32.sinh_single,
+                     "cosh": F32.cosh_single, "arcsinh": F32.arcsinh_single, "arccosh": F32.arccosh_single,
+                     "arctanh": F32.arctanh_single}
+
+
+@register_jitable
+def _sin_exact(v):
+    """sin of any value: float32's vectorised polynomial where it reduces exactly, else the C library."""
+    return math.sin(v) if F32.sin_cos_large(v) else _sin_vector(v)
+
+
+@register_jitable
+def _cos_exact(v):
+    return math.cos(v) if F32.sin_cos_large(v) else _cos_vector(v)
+
+
+_sin_vector = _float32_fast(F32.sin_single, math.sin)
+_cos_vector = _float32_fast(F32.cos_single, math.cos)
+
+
+def sin_cos_large(codec, x):
+    """1 where a raw float is beyond ``float32_math``'s sin/cos reduction, else 0 (always 0 for float64)."""
+    raise NotImplementedError
+
+
+@overload(sin_cos_large)
+def _sin_cos_large_ov(codec, x):
+    if codec.codec == "native" and x != types.float32:  # float64: the C library throughout
+        return lambda codec, x: np.int32(0)
+    return lambda codec, x: F32.sin_cos_large(decode(codec, x))
+
+
 def _declare_math_unary():
     ident = lambda codec, x: x
     zero = lambda codec, x: like(x, 0)  # the raw zero is +0 in every codec
@@ -663,13 +713,18 @@ def _declare_math_unary():
             ("sinh", math.sinh, "csinh", cmath.sinh), ("cosh", math.cosh, "ccosh", cmath.cosh),
             ("arcsinh", math.asinh, "casinh", cmath.asinh), ("arccosh", math.acosh, "cacosh", cmath.acosh),
             ("arctanh", math.atanh, "catanh", cmath.atanh)):
-        table[name] = {"f": _lift1(_real_function(real)), "c": _complex_math(system, portable)}
+        single = FLOAT32_FUNCTIONS.get(name)
+        real = _float32_fast(single, real) if single else _real_function(real)
+        table[name] = {"f": _lift1(real), "c": _complex_math(system, portable)}
+    table["sin"]["f"], table["cos"]["f"] = _lift1(_sin_exact), _lift1(_cos_exact)
     table.update({
-        "exp2": {"f": _lift1(lambda v: fexp2(v)), "c": _lift1(lambda v: _cexp2(v))},
-        "expm1": {"f": _lift1(lambda v: math.expm1(v)), "c": _lift1(lambda v: _cexpm1(v))},
-        "log1p": {"f": _lift1(lambda v: math.log1p(v)), "c": _lift1(lambda v: _clog1p(v))},
-        "log2": {"f": _lift1(lambda v: math.log2(v)), "c": _lift1(lambda v: _clog_scaled(v, _LOG2E))},
-        "log10": {"f": _lift1(lambda v: math.log10(v)), "c": _lift1(lambda v: _clog_scaled(v, _LOG10E))},
+        "exp2": {"f": _lift1(_float32_fast(F32.exp2_single, fexp2)), "c": _lift1(lambda v: _cexp2(v))},
+        "expm1": {"f": _lift1(_float32_fast(F32.expm1_single, math.expm1)), "c": _lift1(lambda v: _cexpm1(v))},
+        "log1p": {"f": _lift1(_float32_fast(F32.log1p_single, math.log1p)), "c": _lift1(lambda v: _clog1p(v))},
+        "log2": {"f": _lift1(_float32_fast(F32.log2_single, math.log2)),
+                 "c": _lift1(lambda v: _clog_scaled(v, _LOG2E))},
+        "log10": {"f": _lift1(_float32_fast(F32.log10_single, math.log10)),
+                  "c": _lift1(lambda v: _clog_scaled(v, _LOG10E))},
         "cbrt": {"f": _lift1(lambda v: libm_cbrt(v))},
         "deg2rad": {"f": _lift1(lambda v: _deg2rad(v))},
         "rad2deg": {"f": _lift1(lambda v: _rad2deg(v))},
@@ -794,7 +849,7 @@ def _unary(families):
     def stub(codec, x):
         raise NotImplementedError
 
-    @overload(stub)
+    @overload(stub, inline="always")  # into the row's IR: a float32_math body stays inside its loop
     def _ov(codec, x):
         return _implementation(families, codec, x)
     return stub
@@ -842,43 +897,7 @@ def _sign_float(v):
     return v  # nan
 
 
-_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
-
-
-@register_jitable
-def _exp_f64_short(x):
-    """e ** x in float64 for |x| <= 20, to about 1e-15 relative, by arithmetic only (so loops of it
-    vectorise): x = n ln2 + r, |r| <= ln2 / 2, a degree-13 Taylor polynomial of e ** r, times 2 ** n."""
-    n = ffloor(x * 1.4426950408889634 + 0.5)
-    r = (x - n * _LN2_HI) - n * _LN2_LO
-    p = (((((1.0 / 6227020800.0 * r + 1.0 / 479001600.0) * r + 1.0 / 39916800.0) * r + 1.0 / 3628800.0) * r
-          + 1.0 / 362880.0) * r + 1.0 / 40320.0) * r + 1.0 / 5040.0
-    p = (((((p * r + 1.0 / 720.0) * r + 1.0 / 120.0) * r + 1.0 / 24.0) * r + 1.0 / 6.0) * r + 0.5) * r + 1.0
-    return (p * r + 1.0) * f64_from_bits((np.int64(n) + np.int64(1023)) << np.int64(52))
-
-
-@register_jitable
-def _tanh_single(v):
-    """tanh of a float32 value (float16 and bfloat16 compute in float32), computed in float64 and
-    rounded once: within an ulp of the true value, vectorisable (the C library's tanhf is not)."""
-    x = np.float64(v)
-    a = fabs_(x)
-    y = 2.0 * a if 2.0 * a < 20.0 else 20.0     # tanh(10) rounds to 1 in float32 (and NaN -> 20)
-    big = fcopysign(1.0 - 2.0 / (_exp_f64_short(y) + 1.0), x)
-    small = fcopysign(a - a * a * a / 3.0, x)    # tanh x = x - x^3 / 3 + O(x^5), |x| < 2^-12; -0 stays -0
-    t = small if a < 2.0 ** -12 else big         # selects, no branches: the loop vectorises
-    return np.float32(t if x == x else x)
-
-
-def _tanh(v):
-    raise NotImplementedError
-
-
-@overload(_tanh)
-def _tanh_ov(v):
-    if v == types.float32:
-        return lambda v: _tanh_single(v)
-    return lambda v: math.tanh(v)
+_tanh = _float32_fast(F32.tanh_single, math.tanh)
 
 
 @register_jitable
@@ -908,8 +927,8 @@ def _declare_unary():
         "abs": {"b": ident, "i": _raw1(lambda codec, x: -x if x < 0 else x), "u": ident,
                 "f": _lift1(lambda v: fabs_(v)), "c": lambda codec, x: abs(x)},
         "sqrt": {"f": _lift1(lambda v: fsqrt(v)), "c": _complex_function(system_csqrt, cmath.sqrt)},
-        "exp": {"f": _lift1(lambda v: math.exp(v)), "c": _complex_function(system_cexp, cmath.exp)},
-        "log": {"f": _lift1(lambda v: math.log(v)), "c": _complex_function(system_clog, cmath.log)},
+        "exp": {"f": _lift1(_float32_fast(F32.exp_single, math.exp)), "c": _complex_function(system_cexp, cmath.exp)},
+        "log": {"f": _lift1(_float32_fast(F32.log_single, math.log)), "c": _complex_function(system_clog, cmath.log)},
         "tanh": {"f": _lift1(lambda v: _tanh(v)), "c": _complex_function(system_ctanh, cmath.tanh)},
         "erf": {"f": _lift1(lambda v: _erf(v))},
         "sigmoid": {"f": _lift1(lambda v: _sigmoid(v))},
@@ -943,6 +962,12 @@ def _make_unary_stubs(table, declare=None, prefix="unary_"):
 
 #: unary op name -> scalar function ``f(codec, raw x) -> raw result`` (``cast`` runs NumPy's astype)
 UNARY = _make_unary_stubs({**_declare_unary(), **_declare_math_unary()})
+
+#: unary op name -> (``vector``, ``large``): ``vector(codec, x)`` is the op's value where
+#: ``large(codec, x)`` is 0 and vectorises; ``unary_row`` runs it on rows without a large element
+UNARY_VECTOR = {name: (stub, sin_cos_large) for name, stub in _make_unary_stubs(
+    {"sin": {"f": _lift1(_sin_vector), "c": _complex_math("csin", cmath.sin)},
+     "cos": {"f": _lift1(_cos_vector), "c": _complex_math("ccos", cmath.cos)}}, prefix="unary_vector_").items()}
 
 
 def move(codec, x):

@@ -1,0 +1,261 @@
+"""float32 math functions computed in float64 by arithmetic only, rounded once to float32.
+
+The C library's float functions are calls LLVM cannot vectorise (Numba has no vector math library
+here: NumPy's own SIMD loops are the peer to beat); these functions are float64 polynomials and
+selects, no branches and no calls, so the row loops of them vectorise.  Each result is the float64
+value (relative error below 3e-9, a tenth of a float32 ulp) rounded once: within an ulp of the
+true value, as NumPy's float64 result rounded once is (``ops.MATH_FUNCTION_ULPS``).  float16 and bfloat16 compute in
+float32 and so through these too.
+
+Every function takes and returns a float32 value and gives NumPy's special values (NaN, +-inf,
++-0, the domain edges).  ``sin`` and ``cos`` reduce their argument with a three-part pi/2, exact
+while ``|x| < SIN_COS_REDUCED``; ``sin_cos_large`` counts larger finite arguments, and the rows
+(``rows.unary_row``) run a row holding one through the C library instead (``scalars``).
+
+Coefficients: Taylor series (1/k! and 1/(2k+1)), truncated where the next term is below 3e-9
+relative (a tenth of a float32 ulp); fdlibm's pi/2 split (33 bits and the rest).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.extending import register_jitable
+
+from .codecs import f64_bits, f64_from_bits, fabs_, fcopysign, ffloor, fsqrt
+
+INF, NAN = float("inf"), float("nan")
+LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = HI + LO, HI * n exact
+LN2, INV_LN2 = 0.6931471805599453, 1.4426950408889634
+INV_LN10, LOG10_2 = 0.4342944819032518, 0.30102999566398120
+SQRT2 = 1.4142135623730951
+
+#: sin/cos arguments below this reduce to 1e-20 (k = round(x * 2/pi) < 2^19: k * PIO2_1 is exact)
+SIN_COS_REDUCED = np.float32(2.0 ** 19)
+#: Numba inlines these into the caller's IR: LLVM would leave the larger ones as calls, which stop
+#: the row loop from vectorising
+def inlined(fn):
+    return register_jitable(inline="always")(fn)  # a fresh decorator each time: Numba's pops its options
+
+
+
+_INVPIO2 = 6.36619772367581382433e-01
+_PIO2_1, _PIO2_1T = 1.57079632673412561417e+00, 6.07710050650619224932e-11  # pi/2: 33 bits + the rest
+
+
+# --- float64 cores -----------------------------------------------------------------------------------
+
+@register_jitable
+def exp64(x):
+    """e ** x for x in [-110, 90] (clamped there: float32 results are 0 and inf beyond; NaN -> e ** -110,
+    callers select NaN), to 3e-10: x = n ln2 + r, |r| <= ln2/2, e ** r by Taylor to r^8/8!, times 2 ** n."""
+    x = x if x > -110.0 else -110.0
+    x = x if x < 90.0 else 90.0
+    n = ffloor(x * INV_LN2 + 0.5)
+    r = (x - n * LN2_HI) - n * LN2_LO
+    p = (((1.0 / 40320.0 * r + 1.0 / 5040.0) * r + 1.0 / 720.0) * r + 1.0 / 120.0) * r + 1.0 / 24.0
+    p = (((p * r + 1.0 / 6.0) * r + 0.5) * r + 1.0) * r + 1.0
+    return p * f64_from_bits((np.int64(n) + np.int64(1023)) << np.int64(52))
+
+
+@register_jitable
+def _atanh2(s):
+    """2 atanh(s) = ln((1 + s) / (1 - s)) for |s| <= 0.1716 (3 - 2 sqrt 2): odd series to s ** 15."""
+    z = s * s
+    p = 1.0 / 9.0 + z * (1.0 / 11.0 + z * (1.0 / 13.0 + z * (1.0 / 15.0)))
+    return 2.0 * s * (1.0 + z * (1.0 / 3.0 + z * (1.0 / 5.0 + z * (1.0 / 7.0 + z * p))))
+
+
+@register_jitable
+def _log_reduced(u):
+    """(k, s) with u = 2 ** k (1 + s) / (1 - s), |s| <= 0.1716, for positive finite normal u."""
+    bits = np.int64(f64_bits(u))
+    k = ((bits >> np.int64(52)) & np.int64(0x7FF)) - np.int64(1023)
+    m = f64_from_bits((bits & np.int64(0x000FFFFFFFFFFFFF)) | np.int64(0x3FF0000000000000))  # [1, 2)
+    high = m > SQRT2
+    m = 0.5 * m if high else m                                     # [sqrt(1/2), sqrt(2))
+    k = k + np.int64(1) if high else k
+    return np.float64(k), (m - 1.0) / (m + 1.0)
+
+
+@register_jitable
+def _log_specials(u, r):
+    """``r`` where u is positive and finite; else ln(u)'s special value (-inf at 0, inf, NaN)."""
+    if u > 0.0 and u < INF:
+        return r
+    if u == 0.0:
+        return -INF
+    return u if u == INF else NAN
+
+
+@inlined
+def log64(u):
+    """ln u for any float64 u that is not subnormal."""
+    k, s = _log_reduced(u)
+    return _log_specials(u, k * LN2 + _atanh2(s))
+
+
+@inlined
+def log1p64(x):
+    """ln(1 + x): near 0 (1 + x in [sqrt(1/2), sqrt(2))) 2 atanh(x / (2 + x)), without rounding 1 + x."""
+    u = 1.0 + x
+    k, s = _log_reduced(u)
+    near = x > -0.2928932188134524 and x < 0.41421356237309515
+    r = _atanh2(x / (2.0 + x)) if near else k * LN2 + _atanh2(s)
+    return _log_specials(u, r) if x == x else x
+
+
+@register_jitable
+def _nan_kept(v, r):
+    """float32 ``r``, or v itself where v is NaN."""
+    return np.float32(r) if v == v else v
+
+
+# --- float32 functions -------------------------------------------------------------------------------
+
+@inlined
+def exp_single(v):
+    return _nan_kept(v, exp64(np.float64(v)))
+
+
+@inlined
+def exp2_single(v):
+    return _nan_kept(v, exp64(np.float64(v) * LN2))  # x ln2 rounds by 2^-53 relative: 1e-14 of the result
+
+
+@inlined
+def expm1_single(v):
+    x = np.float64(v)
+    # |x| < 1/2: x + x^2/2! + ... + x^11/11! (no cancellation); else e^x - 1 loses at most two bits
+    p = ((((1.0 / 39916800.0 * x + 1.0 / 3628800.0) * x + 1.0 / 362880.0) * x + 1.0 / 40320.0) * x
+         + 1.0 / 5040.0) * x + 1.0 / 720.0
+    p = (((((p * x + 1.0 / 120.0) * x + 1.0 / 24.0) * x + 1.0 / 6.0) * x + 0.5) * x + 1.0) * x
+    r = p if fabs_(x) < 0.5 else exp64(x) - 1.0
+    return v if v == 0 else _nan_kept(v, r)  # -0 stays -0
+
+
+@inlined
+def log_single(v):
+    return np.float32(log64(np.float64(v)))
+
+
+@inlined
+def log2_single(v):
+    u = np.float64(v)
+    k, s = _log_reduced(u)
+    return np.float32(_log_specials(u, k + _atanh2(s) * INV_LN2))  # powers of two exact
+
+
+@inlined
+def log10_single(v):
+    u = np.float64(v)
+    k, s = _log_reduced(u)
+    return np.float32(_log_specials(u, k * LOG10_2 + _atanh2(s) * INV_LN10))
+
+
+@inlined
+def log1p_single(v):
+    return np.float32(log1p64(np.float64(v)))
+
+
+@inlined
+def sinh_single(v):
+    x = np.float64(v)
+    a = fabs_(x)
+    z = a * a
+    # a < 1: a + a^3/3! + ... + a^15/15!; else (e^a - e^-a) / 2 (exp64 clamps: inf in float32 beyond)
+    p = 1.0 / 362880.0 + z * (1.0 / 39916800.0 + z * (1.0 / 6227020800.0 + z * (1.0 / 1307674368000.0)))
+    small = a + a * z * (1.0 / 6.0 + z * (1.0 / 120.0 + z * (1.0 / 5040.0 + z * p)))
+    e = exp64(a)
+    r = small if a < 1.0 else 0.5 * (e - 1.0 / e)
+    return _nan_kept(v, fcopysign(r, x))
+
+
+@inlined
+def cosh_single(v):
+    e = exp64(fabs_(np.float64(v)))
+    return _nan_kept(v, 0.5 * (e + 1.0 / e))
+
+
+@inlined
+def arcsinh_single(v):
+    x = np.float64(v)
+    a = fabs_(x)
+    z = a * a
+    r = log1p64(a + z / (1.0 + fsqrt(1.0 + z)))  # ln(a + sqrt(1 + a^2)) without cancellation near 0
+    return _nan_kept(v, fcopysign(r if a < INF else a, x))
+
+
+@inlined
+def arccosh_single(v):
+    x = np.float64(v)
+    t = x - 1.0                                   # exact: x is a float32
+    r = log1p64(t + fsqrt(fabs_(t * (x + 1.0))))
+    return np.float32(r if x >= 1.0 else NAN)     # x < 1 (and NaN): NaN
+
+
+@inlined
+def arctanh_single(v):
+    x = np.float64(v)
+    a = fabs_(x)
+    return np.float32(fcopysign(0.5 * log1p64(2.0 * a / (1.0 - a)), x))  # a > 1: log1p(< -1) is NaN
+
+
+@inlined
+def tanh_single(v):
+    """tanh, within an ulp of the true value (the C library's tanhf does not vectorise)."""
+    x = np.float64(v)
+    a = fabs_(x)
+    y = 2.0 * a if 2.0 * a < 20.0 else 20.0     # tanh(10) rounds to 1 in float32 (and NaN -> 20)
+    big = fcopysign(1.0 - 2.0 / (exp64(y) + 1.0), x)
+    small = fcopysign(a - a * a * a / 3.0, x)    # tanh x = x - x^3 / 3 + O(x^5), |x| < 2^-12; -0 stays -0
+    t = small if a < 2.0 ** -12 else big
+    return np.float32(t if x == x else x)
+
+
+@register_jitable
+def _quarter_turns(x):
+    """(q, r): x = k pi/2 + r, q = k mod 4 (as a float: no conversion of NaN or inf), |r| <= pi/4;
+    r to 1e-20 for |x| < SIN_COS_REDUCED (k * PIO2_1 is exact, and so is x - k * PIO2_1); NaN r
+    for inf and NaN."""
+    k = ffloor(x * _INVPIO2 + 0.5)
+    r = (x - k * _PIO2_1) - k * _PIO2_1T
+    return k - 4.0 * ffloor(k * 0.25), r
+
+
+@register_jitable
+def _sin_poly(r):
+    """sin r for |r| <= pi/4 to 2e-9 relative: Taylor to r^9/9!."""
+    z = r * r
+    return r + r * z * (-1.0 / 6.0 + z * (1.0 / 120.0 + z * (-1.0 / 5040.0 + z * (1.0 / 362880.0))))
+
+
+@register_jitable
+def _cos_poly(r):
+    """cos r for |r| <= pi/4 to 2e-10: Taylor to r^10/10!."""
+    z = r * r
+    return 1.0 + z * (-0.5 + z * (1.0 / 24.0 + z * (-1.0 / 720.0 + z * (1.0 / 40320.0 + z * (-1.0 / 3628800.0)))))
+
+
+@inlined
+def sin_single(v):
+    """sin for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
+    q, r = _quarter_turns(np.float64(v))
+    t = _cos_poly(r) if q == 1.0 or q == 3.0 else _sin_poly(r)
+    t = -t if q >= 2.0 else t
+    return np.float32(t) if v != 0 else v  # -0 stays -0
+
+
+@inlined
+def cos_single(v):
+    """cos for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
+    q, r = _quarter_turns(np.float64(v))
+    t = _sin_poly(r) if q == 1.0 or q == 3.0 else _cos_poly(r)
+    t = -t if q == 1.0 or q == 2.0 else t
+    return np.float32(t)
+
+
+@register_jitable
+def sin_cos_large(v):
+    """1 where ``sin_single``/``cos_single`` cannot reduce v (finite, |v| >= SIN_COS_REDUCED), else 0."""
+    a = fabs_(v)
+    return np.int32((a >= SIN_COS_REDUCED) & (a < INF))  # no short circuit: a branch would stop vectorising
