@@ -65,6 +65,7 @@ def test_json_records_are_complete_and_consistent(quick_run):
     assert backends & {"gpubcast-numba", "gpubcast-numpy"}
     ceiling = doc["ceilings"]["cpu"]["gbps"]
     assert doc["skipped"] == []   # float32: every backend runs every pattern
+    assert doc["math"] == []      # the math table runs at the large size unless named (tests/test_bench_math.py)
     for backend in backends:
         assert [r["pattern"] for r in records if r["backend"] == backend] == [p.name for p in PATTERNS]
     for r in records:

@@ -4,6 +4,9 @@ patterns.py  the pattern suite (one definition for the CLI and ``pytest bench/``
 peers.py     the compared implementations, each written the way its users write a pattern
 measure.py   timing (host clock / CUDA events), bandwidth arithmetic, machine ceilings
 runner.py    runs the suite: reference results, input sets, first calls, timings, records
+fused.py     the fused chains (gpubcast.fuse against op by op, numexpr, onnxruntime) and their goals
+functions.py the math table: each new math function and activation against NumPy (issue #22)
+calls.py     the small calls: one everyday call against NumPy's
 report.py    the terminal table, the JSON document (checked against schema.json), the plot
 cli.py       the subcommand
 """

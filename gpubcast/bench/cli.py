@@ -22,12 +22,15 @@ def configure(parser) -> None:
     from .patterns import BY_NAME
 
     parser.add_argument("--quick", action="store_true",
-                        help="fewer and shorter samples (the whole suite in about a minute on 2 CPU cores)")
+                        help="fewer and shorter samples, the math table on a quarter of its elements and without goals "
+                             "(the pattern suite in about a minute on 2 CPU cores, the math table about 40 s more)")
     parser.add_argument("--size", choices=("tiny", "large", "both"), default="both",
                         help="tiny: per-call latency; large: bandwidth (default: both)")
     parser.add_argument("--patterns", type=_names, metavar="A,B",
-                        help=f"comma-separated patterns (default all): {', '.join(BY_NAME)}, and the fused "
-                             f"chains fused-affine, fused-gelu, fused-where")
+                        help=f"comma-separated patterns (default all): {', '.join(BY_NAME)}; the fused "
+                             f"chains fused-affine, fused-gelu, fused-where, fused-swish; the math table "
+                             f"'math' or its rows math-sin, math-gelu, math-hypot-outer, ... (named: at every "
+                             f"--size; by default: at large only)")
     parser.add_argument("--backends", type=_names, metavar="A,B",
                         help=f"comma-separated backends (default: all found): {', '.join(BACKENDS)}")
     parser.add_argument("--dtype", default="float32", help="element type (default float32; e.g. float64, "
@@ -39,6 +42,8 @@ def configure(parser) -> None:
     parser.add_argument("--plot", metavar="PATH", help="write a PNG bar chart of GB/s per pattern and backend")
     parser.add_argument("--no-fused", dest="fused", action="store_false",
                         help="skip the fused chains (gpubcast.fuse against the same chain op by op and its peers)")
+    parser.add_argument("--no-math", dest="math", action="store_false",
+                        help="skip the math table (each new math function and activation against NumPy, issue #22)")
 
 
 def _dtype(name: str) -> np.dtype:
@@ -91,14 +96,17 @@ def _run(args, console) -> int:
     from .peers import discover
     from .runner import Settings, run_suite
 
-    from . import fused
+    from . import functions, fused
 
     dtype = _dtype(args.dtype)
     names = args.patterns or []
-    plain = [n for n in names if not n.startswith("fused-")]
+    fused_names = [n for n in names if n.startswith("fused-")]
+    math_names = [n for n in names if n == "math" or n.startswith("math-")]
+    plain = [n for n in names if n not in fused_names and n not in math_names]
     chosen = patterns.select(plain) if plain or not names else ()
-    chains = fused.select([n[len("fused-"):] for n in names if n.startswith("fused-")]) \
-        if len(plain) < len(names) or not names else ()
+    chains = fused.select([n[len("fused-"):] for n in fused_names]) if fused_names or not names else ()
+    rows = functions.select([n[len("math-"):] for n in math_names if n != "math"]) \
+        if math_names or not names else ()
     sizes = patterns.SIZES if args.size == "both" else (args.size,)
     preset = Settings.preset(args.quick)
     settings = Settings(repeat=preset.repeat if args.repeat is None else args.repeat,
@@ -154,6 +162,9 @@ def _run(args, console) -> int:
         console.print(f"skipped {s['pattern']} {s['size']} on {s['backend']}: {s['reason']}", markup=False)
     fused_records = _fused(args, console, chains, sizes, dtype, settings, gpu is not None) \
         if args.fused and chains else []
+    math_sizes = sizes if math_names else tuple(s for s in sizes if s == "large")
+    math_records = _math(args, console, rows, math_sizes, dtype, settings, peers, skipped) \
+        if args.math and rows and math_sizes else []
     call_records = _calls(console, settings) if "tiny" in sizes and not names else []
 
     document = {
@@ -170,6 +181,8 @@ def _run(args, console) -> int:
         "records": records,
         "skipped": skipped,
         "fused": fused_records,
+        "fused_goals": fused.comparisons(fused_records),
+        "math": math_records,
         "calls": call_records,
     }
     if args.json:
@@ -198,6 +211,59 @@ def _calls(console, settings) -> list[dict]:
                       "" if r["ratio"] is None else f"{r['ratio']:.2f}")
     console.print(table)
     return records
+
+
+def _math(args, console, rows, sizes, dtype, settings, peers, skipped: list) -> list[dict]:
+    """The math table (``bench/functions.py``): gpubcast's CPU backend against NumPy, one row per
+    function, issue #22's goal marked; rows that could not run join ``skipped``."""
+    from rich.table import Table
+
+    from . import functions
+
+    if dtype.kind != "f":
+        console.print(f"math table not run: it takes a float --dtype (float16, float32, float64), not {dtype}",
+                      markup=False)
+        return []
+    cpu = next((p for p in peers if p.name.startswith("gpubcast-") and p.device == "cpu"), None)
+    backend = cpu.backend if cpu else None
+    threads = _threads(backend)
+    records, missed_all = [], []
+    with console.status("math functions"):
+        for size in sizes:
+            got, missed = functions.run(size, dtype=dtype, quick=args.quick, backend=backend, repeat=settings.repeat,
+                                        sets=settings.sets, min_sample_s=settings.min_sample_s, functions=rows)
+            records += got
+            missed_all += missed
+    skipped += missed_all
+    table = Table(title=f"Math functions ({dtype}): {cpu.label if cpu else 'gpubcast'} on {threads} threads "
+                        f"against NumPy, median per call; speed-up = NumPy / gpubcast", title_justify="left")
+    for col in ("function", "size", "operands", "gpubcast", "NumPy", "speed-up", "goal", "NumPy expression"):
+        table.add_column(col, justify="right" if col in ("gpubcast", "NumPy", "speed-up") else "left")
+    for r in records:
+        goal = "" if r["met"] is None else f"{r['goal']:g}x {'met' if r['met'] else 'NOT met'}"
+        table.add_row(r["call"], r["size"], " + ".join(str(tuple(s)).replace(" ", "") for s in r["operands"]),
+                      f"{r['gpubcast_s'] * 1e3:.3g} ms", f"{r['numpy_s'] * 1e3:.3g} ms", f"{r['speedup']:.2f}x",
+                      goal, r["numpy"])
+    console.print(table)
+    notes: dict[str, list[str]] = {}
+    for r in records:
+        if r["note"] and r["function"] not in notes.setdefault(r["note"], []):
+            notes[r["note"]].append(r["function"])
+    for note, names in notes.items():
+        console.print(f"{', '.join(names)}: {note}", markup=False)
+    for line in functions.goal_lines(records):
+        console.print(line, markup=False)
+    for s in missed_all:
+        console.print(f"skipped {s['pattern']} {s['size']} on {s['backend']}: {s['reason']}", markup=False)
+    return records
+
+
+def _threads(backend: str | None) -> int | None:
+    """The threads gpubcast's CPU backend runs on (Numba's count; 1 for the NumPy reference)."""
+    if backend != "numba":
+        return 1
+    import numba
+    return numba.get_num_threads()
 
 
 def _fused(args, console, chains, sizes, dtype, settings, gpu: bool) -> list[dict]:

@@ -5,7 +5,9 @@ very same function) and its spelling for each peer:
 
 ``affine``  ``a * x + b`` over an NCHW tensor with per-channel ``a`` and ``b`` (1, C, 1, 1);
 ``gelu``    the tanh GELU of ``x + bias`` over (M, K) with a (K,) bias;
-``where``   ``where(x > t, x * s, 0)`` with per-column thresholds (K,) and per-row scales (M, 1).
+``where``   ``where(x > t, x * s, 0)`` with per-column thresholds (K,) and per-row scales (M, 1);
+``swish``   ``x * sigmoid(x)`` over (M, K) (issue #22); NumPy and CuPy, which have no sigmoid, write
+            ``x * (1 / (1 + exp(-x)))``.
 
 Peers: NumPy op by op; numexpr (CPU, if installed; its threads as onnxruntime's); onnxruntime
 (the chain as one model, ``--threads`` intra-op threads); on a GPU, CuPy op by op, ``cupy.fuse``
@@ -42,6 +44,11 @@ def _where(gb):
     return lambda x, t, s: gb.where(x > t, x * s, 0)
 
 
+def _swish(module):
+    sigmoid = getattr(module, "sigmoid", None) or (lambda x: 1 / (1 + module.exp(-x)))
+    return lambda x: x * sigmoid(x)
+
+
 @dataclass(frozen=True)
 class Chain:
     name: str
@@ -69,6 +76,8 @@ CHAINS = (
     Chain("where", "where(x > t, x * s, 0), t (K,), s (M, 1)", _where,
           ((4, 8), (8,), (4, 1)), ((4096, 3072), (3072,), (4096, 1)), ((16384, 8192), (8192,), (16384, 1)),
           "where(x > t, x * s, 0)", ("x", "t", "s")),
+    Chain("swish", "x * sigmoid(x), (M, K)", _swish,
+          ((4, 8),), ((4096, 3072),), ((16384, 8192),), "x / (1 + exp(-x))", ("x",)),
 )
 
 
@@ -108,6 +117,8 @@ def _onnx_model(chain: Chain, shapes, dtype):
                  helper.make_node("Tanh", ["arg"], ["t"]), helper.make_node("Add", ["one", "t"], ["t1"]),
                  helper.make_node("Mul", ["half", "h"], ["hh"]), helper.make_node("Mul", ["hh", "t1"], ["y"])]
         inits = [const("k", GELU_K), const("c", GELU_C), const("one", 1), const("half", 0.5)]
+    elif chain.name == "swish":
+        nodes, inits = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y"])], []
     else:
         nodes = [helper.make_node("Greater", ["x", "t"], ["m"]), helper.make_node("Mul", ["x", "s"], ["xs"]),
                  helper.make_node("Where", ["m", "xs", "zero"], ["y"])]
@@ -191,14 +202,35 @@ PEERS = {"gpubcast fused": ("gpubcast op by op", "numpy op by op", "numexpr", "o
          "gpubcast cuda fused": ("gpubcast cuda op by op", "cupy op by op", "cupy.fuse")}
 
 
-def speedups(records) -> list[str]:
-    """The issue's goals as lines: fused vs op by op and the peers of its device (same run)."""
-    lines = []
+#: (chain, fused run, peer) -> (least speed-up, issue): the issues' goals, at the large size
+GOALS = {("affine", "gpubcast fused", "gpubcast op by op"): (1.5, 14),
+         ("affine", "gpubcast fused", "numpy op by op"): (2.5, 14),
+         ("gelu", "gpubcast fused", "numexpr"): (1.5, 14),
+         ("gelu", "gpubcast fused", "onnxruntime"): (1.0, 14),
+         ("swish", "gpubcast fused", "numpy op by op"): (2.0, 22),
+         ("swish", "gpubcast fused", "numexpr"): (1.0, 22)}
+
+
+def comparisons(records) -> list[dict]:
+    """Each fused run against the peers of its device (same run): the speed-up, and where an issue
+    sets one, its goal and whether it is met."""
+    out = []
     by = {(r["chain"], r["size"], r["backend"]): r["median_s"] for r in records}
     for (chain, size, backend), t in sorted(by.items()):
         for peer in PEERS.get(backend, ()):
             other = by.get((chain, size, peer))
             if other:
-                lines.append(f"{chain} {size}: {backend} is {other / t:.2f}x {peer} "
-                             f"({t * 1e3:.3g} ms vs {other * 1e3:.3g} ms)")
-    return lines
+                goal, issue = GOALS.get((chain, backend, peer), (None, None)) if size == "large" else (None, None)
+                out.append({"chain": chain, "size": size, "backend": backend, "peer": peer, "median_s": t,
+                            "peer_s": other, "speedup": other / t, "goal": goal, "issue": issue,
+                            "met": None if goal is None else other / t >= goal})
+    return out
+
+
+def speedups(records) -> list[str]:
+    """The comparisons as lines, each goal marked met or not."""
+    return [f"{c['chain']} {c['size']}: {c['backend']} is {c['speedup']:.2f}x {c['peer']} "
+            f"({c['median_s'] * 1e3:.3g} ms vs {c['peer_s'] * 1e3:.3g} ms)"
+            + ("" if c["goal"] is None else
+               f"; goal (#{c['issue']}) >= {c['goal']:g}x: {'met' if c['met'] else 'NOT met'}")
+            for c in comparisons(records)]
