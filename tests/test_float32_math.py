@@ -11,8 +11,8 @@ import pytest
 
 import gpubcast as gb
 
-FUNCTIONS = ("sin", "cos", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-             "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh")
+FUNCTIONS = ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "cbrt", "exp", "exp2", "expm1", "log", "log2",
+             "log10", "log1p", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh")
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 1.1754944e-38,
                     3.4028235e38, -3.4028235e38, 2.0 ** 19, 2.0 ** 19 - 0.03125, -(2.0 ** 19), 88.72, 88.73,
                     -103.9, -104.0, 127.99, 128.0, -149.0, -150.0, 0.5, -0.5, 0.49999997, 1e-8, -1e-8,
@@ -97,3 +97,24 @@ def test_half_precision_computes_through_float32(name, dtype):
     eps = float(ml_dtypes.finfo(dt).eps)
     ok = np.isclose(got, want, rtol=eps, atol=0, equal_nan=True)
     assert ok.all(), (x[~ok][:5], got[~ok][:5], want[~ok][:5])
+
+
+@pytest.mark.parametrize("name", ["arctan2", "hypot"])
+def test_binary_within_one_ulp_with_c99_special_values(name):
+    rng = np.random.default_rng(11)
+    edge = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, 3.4e38, -2.5], np.float32)
+    y = np.concatenate([np.repeat(edge, edge.size), rng.uniform(-50, 50, 100_000).astype(np.float32),
+                        rng.integers(0, 2 ** 32, 100_000, dtype=np.uint64).astype(np.uint32).view(np.float32)])
+    x = np.concatenate([np.tile(edge, edge.size), rng.uniform(-50, 50, 100_000).astype(np.float32),
+                        rng.integers(0, 2 ** 32, 100_000, dtype=np.uint64).astype(np.uint32).view(np.float32)])
+    got = getattr(gb, name)(y, x)
+    want = getattr(np, name)(y.astype(np.float64), x.astype(np.float64)).astype(np.float32)
+    d = _ulps(got, want)
+    worst = int(np.argmax(d))
+    assert d.max() <= 1, f"{name}({y[worst]!r}, {x[worst]!r}) = {got[worst]!r}, NumPy: {want[worst]!r}"
+    zeros = (got == 0) & (want == 0)
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+    # broadcast (M, 1) with (1, K): the same values
+    col, row = y[:300, None], x[None, :200]
+    assert np.array_equal(getattr(gb, name)(col, row), getattr(gb, name)(*np.broadcast_arrays(col, row)),
+                          equal_nan=True)

@@ -46,10 +46,11 @@ _PIO2_1, _PIO2_1T = 1.57079632673412561417e+00, 6.07710050650619224932e-11  # pi
 
 @register_jitable
 def exp64(x):
-    """e ** x for x in [-110, 90] (clamped there: float32 results are 0 and inf beyond; NaN -> e ** -110,
-    callers select NaN), to 3e-10: x = n ln2 + r, |r| <= ln2/2, e ** r by Taylor to r^8/8!, times 2 ** n."""
-    x = x if x > -110.0 else -110.0
-    x = x if x < 90.0 else 90.0
+    """e ** x for x in [-708, 709] (clamped there: float32 results are 0 and inf far before; NaN ->
+    e ** -708, callers select NaN), to 3e-10: x = n ln2 + r, |r| <= ln2/2, e ** r by Taylor to
+    r^8/8!, times 2 ** n (a normal float64 for every n of the range)."""
+    x = x if x > -708.0 else -708.0
+    x = x if x < 709.0 else 709.0
     n = ffloor(x * INV_LN2 + 0.5)
     r = (x - n * LN2_HI) - n * LN2_LO
     p = (((1.0 / 40320.0 * r + 1.0 / 5040.0) * r + 1.0 / 720.0) * r + 1.0 / 120.0) * r + 1.0 / 24.0
@@ -122,15 +123,20 @@ def exp2_single(v):
     return _nan_kept(v, exp64(np.float64(v) * LN2))  # x ln2 rounds by 2^-53 relative: 1e-14 of the result
 
 
-@inlined
-def expm1_single(v):
-    x = np.float64(v)
-    # |x| < 1/2: x + x^2/2! + ... + x^11/11! (no cancellation); else e^x - 1 loses at most two bits
+@register_jitable
+def expm1_64(x):
+    """e ** x - 1 to 3e-10: |x| < 1/2 by Taylor to x^11/11! (no cancellation); else e^x - 1, which
+    loses at most two bits; -0 stays -0 (NaN: callers select)."""
     p = ((((1.0 / 39916800.0 * x + 1.0 / 3628800.0) * x + 1.0 / 362880.0) * x + 1.0 / 40320.0) * x
          + 1.0 / 5040.0) * x + 1.0 / 720.0
     p = (((((p * x + 1.0 / 120.0) * x + 1.0 / 24.0) * x + 1.0 / 6.0) * x + 0.5) * x + 1.0) * x
     r = p if fabs_(x) < 0.5 else exp64(x) - 1.0
-    return v if v == 0 else _nan_kept(v, r)  # -0 stays -0
+    return x if x == 0 else r
+
+
+@inlined
+def expm1_single(v):
+    return _nan_kept(v, expm1_64(np.float64(v)))
 
 
 @inlined
@@ -162,7 +168,7 @@ def sinh_single(v):
     x = np.float64(v)
     a = fabs_(x)
     z = a * a
-    # a < 1: a + a^3/3! + ... + a^15/15!; else (e^a - e^-a) / 2 (exp64 clamps: inf in float32 beyond)
+    # a < 1: a + a^3/3! + ... + a^15/15!; else (e^a - e^-a) / 2 (inf in float32 from a = 89.5)
     p = 1.0 / 362880.0 + z * (1.0 / 39916800.0 + z * (1.0 / 6227020800.0 + z * (1.0 / 1307674368000.0)))
     small = a + a * z * (1.0 / 6.0 + z * (1.0 / 120.0 + z * (1.0 / 5040.0 + z * p)))
     e = exp64(a)
@@ -200,16 +206,114 @@ def arctanh_single(v):
     return np.float32(fcopysign(0.5 * log1p64(2.0 * a / (1.0 - a)), x))  # a > 1: log1p(< -1) is NaN
 
 
-@inlined
-def tanh_single(v):
-    """tanh, within an ulp of the true value (the C library's tanhf does not vectorise)."""
-    x = np.float64(v)
+@register_jitable
+def tanh64(x):
+    """tanh to 1e-9 (NaN: callers select)."""
     a = fabs_(x)
     y = 2.0 * a if 2.0 * a < 20.0 else 20.0     # tanh(10) rounds to 1 in float32 (and NaN -> 20)
     big = fcopysign(1.0 - 2.0 / (exp64(y) + 1.0), x)
     small = fcopysign(a - a * a * a / 3.0, x)    # tanh x = x - x^3 / 3 + O(x^5), |x| < 2^-12; -0 stays -0
-    t = small if a < 2.0 ** -12 else big
-    return np.float32(t if x == x else x)
+    return small if a < 2.0 ** -12 else big
+
+
+@inlined
+def tanh_single(v):
+    return _nan_kept(v, tanh64(np.float64(v)))
+
+
+@register_jitable
+def atan64(x):
+    """atan x to 1e-15 for any x (NaN: callers select): t = min(|x|, 1/|x|) <= 1; beyond 7/16 and
+    11/16 atan t = atan c + atan((t - c) / (1 + t c)) for c = 1/2, 1; fdlibm's minimax polynomial."""
+    a = fabs_(x)
+    inverted = a > 1.0
+    t = 1.0 / a if inverted else a
+    c = 0.0 if t < 0.4375 else (0.5 if t < 0.6875 else 1.0)
+    base = 0.0 if t < 0.4375 else (4.63647609000806093515e-01 if t < 0.6875 else 7.85398163397448278999e-01)
+    u = (t - c) / (1.0 + t * c)
+    z = u * u
+    w = z * z
+    s1 = z * (3.33333333333329318027e-01 + w * (1.42857142725034663711e-01 + w * (9.09088713343650656196e-02 + w * (
+        6.66107313738753120669e-02 + w * (4.97687799461593236017e-02 + w * 1.62858201153657823623e-02)))))
+    s2 = w * (-1.99999999998764832476e-01 + w * (-1.11111104054623557880e-01 + w * (-7.69187620504482999495e-02 + w * (
+        -5.83357013379057348645e-02 + w * -3.65315727442169155270e-02))))
+    r = base + (u - u * (s1 + s2))
+    r = 1.5707963267948966 - r if inverted else r
+    return fcopysign(r, x)
+
+
+@inlined
+def arctan_single(v):
+    return _nan_kept(v, atan64(np.float64(v)))
+
+
+@inlined
+def arcsin_single(v):
+    x = np.float64(v)
+    r = atan64(x / fsqrt(fabs_((1.0 - x) * (1.0 + x))))  # |x| = 1: x / 0 = +-inf, atan -> +-pi/2
+    return np.float32(r if fabs_(x) <= 1.0 else NAN)
+
+
+@inlined
+def arccos_single(v):
+    x = np.float64(v)
+    r = 2.0 * atan64(fsqrt(fabs_((1.0 - x) / (1.0 + x))))  # x = -1: sqrt(inf), atan -> pi/2
+    return np.float32(r if fabs_(x) <= 1.0 else NAN)
+
+
+@inlined
+def arctan2_single(y, x):
+    """atan2 with C99's special values (NumPy's): the quadrant from the signs, inf/inf as odd multiples of pi/4."""
+    yy, xx = np.float64(y), np.float64(x)
+    ay, ax = fabs_(yy), fabs_(xx)
+    both_inf = (ay == INF) & (ax == INF)
+    t = atan64(ay / ax)                          # ay/ax: inf for ax = 0 (pi/2)
+    t = 0.0 if ay == 0.0 else t                  # 0/0 too: +-0 or +-pi by x's sign, as C99
+    t = 0.7853981633974483 if both_inf else t
+    t = (3.141592653589793 - t) if fcopysign(1.0, xx) < 0 else t   # x < 0 or x = -0
+    t = 1.5707963267948966 if (ax == 0.0) & (ay != 0.0) else t
+    r = fcopysign(t, yy)
+    return np.float32(r) if (yy == yy) & (xx == xx) else np.float32(NAN)
+
+
+@inlined
+def hypot_single(y, x):
+    """hypot: exact squares in float64 (no overflow for float32), one rounding; inf wins over NaN (C99)."""
+    a, b = np.float64(y), np.float64(x)
+    r = fsqrt(a * a + b * b)
+    return np.float32(INF) if (fabs_(a) == INF) | (fabs_(b) == INF) else np.float32(r)
+
+
+@inlined
+def cbrt_single(v):
+    """cbrt: an estimate from the exponent's third, then Newton steps in float64 (each squares the error)."""
+    x = np.float64(v)
+    a = fabs_(x)
+    k, m = _exponent_split(a)                    # a = m * 2^k, m in [1, 2)
+    q = ffloor(k / 3.0)
+    m = m * (1.0 if k - 3.0 * q == 0.0 else (2.0 if k - 3.0 * q == 1.0 else 4.0))  # a = m 2^(3q), m in [1, 8)
+    y = 0.6 + m * (0.3 - m * 0.0125)             # cbrt m within 12 % on [1, 8)
+    for _ in range(4):
+        y = y - (y - m / (y * y)) / 3.0          # Newton on y^3 = m: 12 % -> 1e-2 -> 1e-4 -> 1e-8 -> 1e-16
+    r = fcopysign(y * f64_from_bits((np.int64(q) + np.int64(1023)) << np.int64(52)), x)
+    return v if (a == 0.0) | (a == INF) | (x != x) else np.float32(r)
+
+
+@register_jitable
+def _exponent_split(a):
+    """(k, m): a = m * 2 ** k, m in [1, 2), for positive finite normal float64 a."""
+    bits = np.int64(f64_bits(a))
+    k = ((bits >> np.int64(52)) & np.int64(0x7FF)) - np.int64(1023)
+    return np.float64(k), f64_from_bits((bits & np.int64(0x000FFFFFFFFFFFFF)) | np.int64(0x3FF0000000000000))
+
+
+@inlined
+def tan_single(v):
+    """tan for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
+    q, r = _quarter_turns(np.float64(v))
+    s, c = _sin_poly(r), _cos_poly(r)
+    t = -c / s if q == 1.0 or q == 3.0 else s / c
+    return np.float32(t) if v != 0 else v
 
 
 @register_jitable

@@ -195,13 +195,13 @@ def _float_remainder(a, b):
 
 # --- the scalar functions, one per op ---------------------------------------------------------------
 
-def _binary(families):
+def _binary(families, inline="never"):
     """Declare a scalar function: ``families`` maps a value family (b/i/u/f/c) to the raw impl
     builder ``(codec type, raw type) -> impl``, or to an impl directly."""
     def stub(codec, x, y):
         raise NotImplementedError
 
-    @overload(stub)
+    @overload(stub, inline=inline)
     def _ov(codec, x, y):
         return _implementation(families, codec, x)
     return stub
@@ -652,26 +652,40 @@ def _complex_math(name, portable):
     return _complex_function(SYSTEM_COMPLEX[name], portable)
 
 
-def _float32_fast(single, general):
-    """A jitable function of one value: ``single`` (``float32_math``: vectorises) on float32 values,
-    ``general`` (a C library function, NumPy's float64 loop) on others."""
-    def stub(v):
-        raise NotImplementedError
+def _float32_fast(single, general, nargs=1):
+    """A jitable function of ``nargs`` values: ``single`` (``float32_math``: vectorises) on float32
+    values, ``general`` (a C library function, NumPy's float64 loop) on others."""
+    if nargs == 1:
+        def stub(v):
+            raise NotImplementedError
 
-    @overload(stub, inline="always")
-    def _ov(v):
-        if v == types.float32:
-            return lambda v: single(v)
-        return lambda v: general(v)
+        @overload(stub, inline="always")
+        def _ov(v):
+            if v == types.float32:
+                return lambda v: single(v)
+            return lambda v: general(v)
+    else:
+        def stub(v, w):
+            raise NotImplementedError
+
+        @overload(stub, inline="always")
+        def _ov2(v, w):
+            if v == types.float32:
+                return lambda v, w: single(v, w)
+            return lambda v, w: general(v, w)
     stub.__name__ = stub.__qualname__ = f"fast_{single.__name__}"
     stub._gpubcast_jitable = True  # its own overload: ``_jitable`` must not register the stub's body
     return stub
 
 
 #: math functions whose float32 values come from ``float32_math`` (vectorised; the C library elsewhere)
-FLOAT32_FUNCTIONS = {"sin": F32.sin_single, "cos": F32.cos_single, "sinh": F32.sinh_single,
-                     "cosh": F32.cosh_single, "arcsinh": F32.arcsinh_single, "arccosh": F32.arccosh_single,
-                     "arctanh": F32.arctanh_single}
+FLOAT32_FUNCTIONS = {"sin": F32.sin_single, "cos": F32.cos_single, "tan": F32.tan_single,
+                     "arcsin": F32.arcsin_single, "arccos": F32.arccos_single, "arctan": F32.arctan_single,
+                     "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": F32.arcsinh_single,
+                     "arccosh": F32.arccosh_single, "arctanh": F32.arctanh_single}
+#: binary ops whose float32 values come from ``float32_math`` (their scalar functions are inlined:
+#: the activations with one parameter among them)
+FLOAT32_BINARY = frozenset({"arctan2", "hypot", "elu", "celu", "swish"})
 
 
 @register_jitable
@@ -685,8 +699,14 @@ def _cos_exact(v):
     return math.cos(v) if F32.sin_cos_large(v) else _cos_vector(v)
 
 
+@register_jitable
+def _tan_exact(v):
+    return math.tan(v) if F32.sin_cos_large(v) else _tan_vector(v)
+
+
 _sin_vector = _float32_fast(F32.sin_single, math.sin)
 _cos_vector = _float32_fast(F32.cos_single, math.cos)
+_tan_vector = _float32_fast(F32.tan_single, math.tan)
 
 
 def sin_cos_large(codec, x):
@@ -716,7 +736,8 @@ def _declare_math_unary():
         single = FLOAT32_FUNCTIONS.get(name)
         real = _float32_fast(single, real) if single else _real_function(real)
         table[name] = {"f": _lift1(real), "c": _complex_math(system, portable)}
-    table["sin"]["f"], table["cos"]["f"] = _lift1(_sin_exact), _lift1(_cos_exact)
+    table["sin"]["f"], table["cos"]["f"], table["tan"]["f"] = (_lift1(_sin_exact), _lift1(_cos_exact),
+                                                               _lift1(_tan_exact))
     table.update({
         "exp2": {"f": _lift1(_float32_fast(F32.exp2_single, fexp2)), "c": _lift1(lambda v: _cexp2(v))},
         "expm1": {"f": _lift1(_float32_fast(F32.expm1_single, math.expm1)), "c": _lift1(lambda v: _cexpm1(v))},
@@ -725,7 +746,7 @@ def _declare_math_unary():
                  "c": _lift1(lambda v: _clog_scaled(v, _LOG2E))},
         "log10": {"f": _lift1(_float32_fast(F32.log10_single, math.log10)),
                   "c": _lift1(lambda v: _clog_scaled(v, _LOG10E))},
-        "cbrt": {"f": _lift1(lambda v: libm_cbrt(v))},
+        "cbrt": {"f": _lift1(_float32_fast(F32.cbrt_single, libm_cbrt))},
         "deg2rad": {"f": _lift1(lambda v: _deg2rad(v))},
         "rad2deg": {"f": _lift1(lambda v: _rad2deg(v))},
         "square": {"i": _raw1(lambda codec, x: x * x), "u": _raw1(lambda codec, x: x * x),
@@ -755,8 +776,8 @@ def _declare_math_binary():
     f_max, f_min = _fmax_fmin(True), _fmax_fmin(False)
     int_max, int_min = _select(lambda a, b: a > b), _select(lambda a, b: a < b)
     return {
-        "arctan2": {"f": _lift(lambda a, b: math.atan2(a, b))},
-        "hypot": {"f": _lift(lambda a, b: libm_hypot(a, b))},
+        "arctan2": {"f": _lift(_float32_fast(F32.arctan2_single, math.atan2, 2))},
+        "hypot": {"f": _lift(_float32_fast(F32.hypot_single, libm_hypot, 2))},
         "logaddexp": {"f": _lift(lambda a, b: _logaddexp(a, b))},
         "logaddexp2": {"f": _lift(lambda a, b: _logaddexp2(a, b))},
         "copysign": {"f": _lift(lambda a, b: fcopysign(a, b))},
@@ -819,7 +840,7 @@ def _declare():
 def _make_stubs(table, prefix):
     out = {}
     for name, families in table.items():
-        stub = _binary(families)
+        stub = _binary(families, "always" if name in FLOAT32_BINARY else "never")
         stub.__name__ = stub.__qualname__ = f"{prefix}{name}"
         stub.__module__ = __name__
         globals()[stub.__name__] = stub  # importable by name: closures over it pickle by reference
@@ -967,7 +988,8 @@ UNARY = _make_unary_stubs({**_declare_unary(), **_declare_math_unary()})
 #: ``large(codec, x)`` is 0 and vectorises; ``unary_row`` runs it on rows without a large element
 UNARY_VECTOR = {name: (stub, sin_cos_large) for name, stub in _make_unary_stubs(
     {"sin": {"f": _lift1(_sin_vector), "c": _complex_math("csin", cmath.sin)},
-     "cos": {"f": _lift1(_cos_vector), "c": _complex_math("ccos", cmath.cos)}}, prefix="unary_vector_").items()}
+     "cos": {"f": _lift1(_cos_vector), "c": _complex_math("ccos", cmath.cos)},
+     "tan": {"f": _lift1(_tan_vector), "c": _complex_math("ctan", cmath.tan)}}, prefix="unary_vector_").items()}
 
 
 def move(codec, x):
@@ -1050,9 +1072,10 @@ def _wide(codec, x):
     return np.float64(decode(codec, x))
 
 
-def _act(fn):
-    """``fn(float64 x, float64 params...) -> float64`` as a raw-in, raw-out scalar function of 1-3 operands."""
-    fn = _jitable(fn)
+def _act(fn, inline=False):
+    """``fn(float64 x, float64 params...) -> float64`` as a raw-in, raw-out scalar function of 1-3
+    operands (``inline``: into its caller's IR, so that a row loop of it vectorises)."""
+    fn = register_jitable(inline="always")(fn) if inline else _jitable(fn)
     nargs = fn.__code__.co_argcount
     if nargs == 1:
         return lambda codec, x: narrow(codec, x, fn(_wide(codec, x)))
@@ -1094,39 +1117,68 @@ def _min0(t):
 
 
 @register_jitable
-def _softplus64(v):
-    """NumPy's logaddexp(0, v): max(v, 0) + log1p(exp(-|v|)); NaN stays NaN."""
-    if v != v:
-        return v
-    if v > 0.0:
-        return v + math.log1p(math.exp(-v))
-    return math.log1p(math.exp(v))
+def _exp_kept(v):
+    """``float32_math.exp64`` over every float64 (the activations' float32 exp): NaN kept, 0 and inf
+    beyond its range (so that -inf / (1 + e^inf) is NaN, as in NumPy)."""
+    r = F32.exp64(v)
+    r = F32.INF if v > 709.0 else r
+    r = 0.0 if v < -708.0 else r
+    return r if v == v else v
+
+
+@register_jitable
+def _expm1_kept(v):
+    return F32.expm1_64(v) if v == v else v
+
+
+@register_jitable
+def _tanh_kept(v):
+    return F32.tanh64(v) if v == v else v
 
 
 def _declare_activations():
-    one = {
-        "softplus": lambda v: _softplus64(v),
-        "softsign": lambda v: v / (1.0 + abs(v)),
-        "mish": lambda v: v * math.tanh(_softplus64(v)),
-        "hard_swish": lambda v: v * _clip01(v / 6.0 + 0.5),
-        "hsigmoid": lambda v: _clip06(v + 3.0) / 6.0,
-        "gelu": lambda v: 0.5 * v * math.erfc(v * -0.7071067811865476),
-        "gelu_tanh": lambda v: v / (1.0 + math.exp(-1.5957691216057308 * (v + 0.044715 * (v * v * v)))),
-    }
-    two = {
-        "leaky_relu": lambda v, a: v * a if v < 0.0 else v,
-        "elu": lambda v, a: v if v > 0.0 else a * math.expm1(v),
-        "celu": lambda v, a: _max0(v) + _min0(a * math.expm1(v / a)),
-        "swish": lambda v, b: v / (1.0 + math.exp(-(b * v))),
-        "thresholded_relu": lambda v, a: v if v > a else 0.0,
-    }
-    three = {
-        "selu": lambda v, a, g: (v if v > 0.0 else a * math.expm1(v)) * g,
-        "hard_sigmoid": lambda v, a, b: _clip01(v * a + b),
-        "shrink": lambda v, b, lam: v + b if v < -lam else (v - b if v > lam else 0.0),
-    }
-    return ({n: {"f": _act(f)} for n, f in one.items()}, {n: {"f": _act(f)} for n, f in two.items()},
-            {n: {"f": _act(f)} for n, f in three.items()})
+    """Each activation as a float64 formula over ``exp``, ``expm1``, ``log1p`` and ``tanh``: the C
+    library's for float64 inputs, ``float32_math``'s (vectorised) for float32, float16 and bfloat16."""
+    def formulas(exp, expm1, log1p, tanh):
+        def softplus(v):  # NumPy's logaddexp(0, v): max(v, 0) + log1p(exp(-|v|)); NaN stays NaN
+            r = log1p(exp(-fabs_(v)))
+            return v if v != v else (v + r if v > 0.0 else r)
+        softplus = register_jitable(inline="always")(softplus)
+        one = {
+            "softplus": lambda v: softplus(v),
+            "softsign": lambda v: v / (1.0 + abs(v)),
+            "mish": lambda v: v * tanh(softplus(v)),
+            "hard_swish": lambda v: v * _clip01(v / 6.0 + 0.5),
+            "hsigmoid": lambda v: _clip06(v + 3.0) / 6.0,
+            "gelu": lambda v: 0.5 * v * math.erfc(v * -0.7071067811865476),
+            "gelu_tanh": lambda v: v / (1.0 + exp(-1.5957691216057308 * (v + 0.044715 * (v * v * v)))),
+        }
+        two = {
+            "leaky_relu": lambda v, a: v * a if v < 0.0 else v,
+            "elu": lambda v, a: v if v > 0.0 else a * expm1(v),
+            "celu": lambda v, a: _max0(v) + _min0(a * expm1(v / a)),
+            "swish": lambda v, b: v / (1.0 + exp(-(b * v))),
+            "thresholded_relu": lambda v, a: v if v > a else 0.0,
+        }
+        three = {
+            "selu": lambda v, a, g: (v if v > 0.0 else a * expm1(v)) * g,
+            "hard_sigmoid": lambda v, a, b: _clip01(v * a + b),
+            "shrink": lambda v, b, lam: v + b if v < -lam else (v - b if v > lam else 0.0),
+        }
+        return one, two, three
+
+    general = formulas(math.exp, math.expm1, math.log1p, math.tanh)
+    single = formulas(_exp_kept, _expm1_kept, F32.log1p64, _tanh_kept)
+    return tuple({n: {"f": _by_width(_act(f), _act(s[n], inline=True))} for n, f in g.items()}
+                 for g, s in zip(general, single))
+
+
+def _by_width(wide, narrow_):
+    """A family builder: ``wide`` for float64 raw values, ``narrow_`` for float32, float16, bfloat16."""
+    @_builder
+    def make(codec, x):
+        return wide if codec.codec == "native" and x == types.float64 else narrow_
+    return make
 
 
 def _parametric(families):
@@ -1134,7 +1186,7 @@ def _parametric(families):
     def stub(codec, x, y, z):
         raise NotImplementedError
 
-    @overload(stub)
+    @overload(stub, inline="always")  # as the unary stubs: an activation's body stays inside its loop
     def _ov(codec, x, y, z):
         return _implementation(families, codec, x)
     return stub
