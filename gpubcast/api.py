@@ -126,10 +126,11 @@ def _cast_table(dtype, make: bool = True):
     return table
 
 
-def clip(x, min=None, max=None, /, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names
+def clip(x, /, min=None, max=None, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names
     """``minimum(maximum(x, min), max)``: NumPy 2's ``clip`` and ONNX Clip (nan in x stays nan,
     min > max gives max); a bound None is no bound, otherwise it broadcasts with ``x`` under
-    ``broadcast``.  A Python int bound beyond an integer ``x``'s dtype clips nothing, as NumPy's."""
+    ``broadcast``.  A Python int bound beyond an integer ``x``'s dtype clips nothing, as NumPy's.
+    ``min`` and ``max`` may be passed by name (NumPy 2 and the Array API's ``clip(x, /, min, max)``)."""
     rule = _rule(broadcast)
     lo, hi = _clip_bound(x, min), _clip_bound(x, max)
     if lo is None and hi is None:
