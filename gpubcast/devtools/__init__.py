@@ -1,5 +1,5 @@
-"""Tooling for gpubcast's CUDA side, and its checks against other suites: it may import anything (dispatcher, backends, benchmark), and
-nothing in the runtime imports it.
+"""Tooling for gpubcast's CUDA side, and its checks against other suites: it may import anything
+(dispatcher, backends, benchmark), and nothing in the runtime imports it.
 
 ``emulate``    the kernels of ``kernels/*.cu`` built as host C++ and run on the CPU, barriers and
                shared memory checked; ``EmulatedBackend`` computes NumPy arrays with them

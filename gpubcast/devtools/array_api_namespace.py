@@ -1,5 +1,6 @@
 """An Array API namespace for the Array API test suite (data-apis/array-api-tests): the standard's
-elementwise functions are gpubcast's, every other name is NumPy 2's (itself Array API compatible).
+elementwise functions and ``where`` are gpubcast's, every other name is NumPy 2's (itself Array API
+compatible).
 
     ARRAY_API_TESTS_MODULE=gpubcast.devtools.array_api_namespace pytest array_api_tests/...
 
@@ -15,15 +16,18 @@ import numpy as np
 import gpubcast as gb
 
 #: the Array API (2024.12) elementwise functions, each served by gpubcast's function of that name
-ELEMENTWISE = (
+ELEMENTWISE = tuple((
     "abs acos acosh add asin asinh atan atan2 atanh bitwise_and bitwise_left_shift bitwise_invert bitwise_or "
     "bitwise_right_shift bitwise_xor ceil clip conj copysign cos cosh divide equal exp expm1 floor floor_divide "
     "greater greater_equal hypot imag isfinite isinf isnan less less_equal log log1p log2 log10 logaddexp "
     "logical_and logical_not logical_or logical_xor maximum minimum multiply negative nextafter not_equal "
     "positive pow real reciprocal remainder round sign signbit sin sinh square sqrt subtract tan tanh trunc"
-).split()
+).split())
 
-globals().update({name: getattr(gb, name) for name in ELEMENTWISE})
+#: the other functions of the standard that gpubcast has (``where``: a searching function there)
+OTHERS = ("where",)
+
+globals().update({name: getattr(gb, name) for name in ELEMENTWISE + OTHERS})
 
 
 def __getattr__(name):
