@@ -10,11 +10,13 @@ operands broadcast to x (``unidirectional``); ``gelu`` takes ``approximate='none
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
 from . import compiled_calls, ops
+from . import dtypes as _dt
 from .dtypes import is_python_scalar
 from .dispatch import apply
 from .rules import check_shape
@@ -87,6 +89,40 @@ for _name in NUMPY_STYLE_UNARY:
     globals()[_name] = _unary(ops.get(_name))
 
 
+_ISINF = globals()["isinf"]  # the generated function: every infinity
+
+
+def isinf(x, /, out=None, *, detect_positive=True, detect_negative=True, dtype=None, backend=None):
+    """Whether each element of ``x`` is an infinity it detects (a bool array): +inf with
+    ``detect_positive``, -inf with ``detect_negative`` (both by default: NumPy's ``isinf``; one:
+    ``np.isposinf`` / ``np.isneginf``; ONNX IsInf's attributes).  Complex: either part infinite,
+    with both flags only (one sign alone is ambiguous there: TypeError, as NumPy's).
+
+    out / dtype / backend: as every function.  Raises TypeError for a flag that is not a bool."""
+    if detect_positive is True and detect_negative is True:   # the default, first: NumPy's isinf
+        return _ISINF(x, out, dtype=dtype, backend=backend)
+    positive, negative = _flag("detect_positive", detect_positive), _flag("detect_negative", detect_negative)
+    if positive and negative:
+        return _ISINF(x, out, dtype=dtype, backend=backend)
+    if not (positive or negative):   # detects nothing: false everywhere, x's shape and checks
+        return _LOGICAL_AND(_ISINF(x, dtype=dtype, backend=backend), False, out, backend=backend)
+    if _dt.kind(_dtype_of(x)) == "c":
+        raise TypeError(f"isinf: detect_{'positive' if positive else 'negative'} alone is not defined for complex "
+                        f"input ({_dtype_of(x)}): which part's sign counts is ambiguous, as in np.isposinf")
+    # x == +inf / x == -inf: one comparison, exact in every type (integers and bools: never)
+    return _EQUAL(x, math.inf if positive else -math.inf, out, dtype=dtype, backend=backend)
+
+
+_EQUAL, _LOGICAL_AND = globals()["equal"], globals()["logical_and"]
+
+
+def _flag(name: str, value) -> bool:
+    """``value`` of a bool flag: a Python or NumPy bool (an int or None is a TypeError, as NumPy's)."""
+    if type(value) is bool or type(value) is np.bool_:
+        return bool(value)
+    raise TypeError(f"isinf: {name} must be a bool, got {type(value).__name__} {value!r}")
+
+
 # The Array API's spellings (acos, atan2, pow, bitwise_invert, ...): the same function objects (#22)
 for _alias, _name in ops.ARRAY_API_ALIASES.items():
     globals()[_alias] = globals()[_name]
@@ -126,10 +162,11 @@ def _cast_table(dtype, make: bool = True):
     return table
 
 
-def clip(x, min=None, max=None, /, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names
+def clip(x, /, min=None, max=None, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names
     """``minimum(maximum(x, min), max)``: NumPy 2's ``clip`` and ONNX Clip (nan in x stays nan,
     min > max gives max); a bound None is no bound, otherwise it broadcasts with ``x`` under
-    ``broadcast``.  A Python int bound beyond an integer ``x``'s dtype clips nothing, as NumPy's."""
+    ``broadcast``.  A Python int bound beyond an integer ``x``'s dtype clips nothing, as NumPy's.
+    ``min`` and ``max`` may be passed by name (NumPy 2 and the Array API's ``clip(x, /, min, max)``)."""
     rule = _rule(broadcast)
     lo, hi = _clip_bound(x, min), _clip_bound(x, max)
     if lo is None and hi is None:

@@ -239,3 +239,48 @@ def test_dask_chunk_by_chunk():
     assert isinstance(got, da.Array)
     _close("arctan2", got.compute(), np.arctan2(x.compute(), 0.5))
     assert np.array_equal(gb.isfinite(gb.arctanh(x)).compute(), np.isfinite(np.arctanh(x.compute())))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64])
+def test_isinf_detect_flags_equal_numpy_isposinf_isneginf(dtype, backend):
+    """gb.isinf(x, detect_positive=, detect_negative=) (#22 item 2; ONNX IsInf's attributes) is NumPy's
+    isinf / isposinf / isneginf / nothing, on every float dtype, with out= and under gb.fuse."""
+    info = ml_dtypes.finfo(dtype)
+    special = [-np.inf, -1.0, -0.0, 0.0, 2.0, np.inf, np.nan, -np.nan, float(info.max), -float(info.max),
+               float(info.smallest_subnormal)]
+    x = np.array(special * 3, dtype).reshape(3, len(special))[:, ::-1]   # a strided view
+    wide = x.astype(np.float64)   # infinities, NaNs and signs survive the widening exactly
+    cases = {(True, True): np.isinf(wide), (True, False): np.isposinf(wide), (False, True): np.isneginf(wide),
+             (False, False): np.zeros(x.shape, bool)}
+    assert cases[(True, False)].sum() == 3 and cases[(False, True)].sum() == 3   # the cases are not vacuous
+    for (pos, neg), want in cases.items():
+        got = gb.isinf(x, detect_positive=pos, detect_negative=neg, backend=backend)
+        assert got.dtype == bool and got.shape == x.shape and np.array_equal(got, want), (pos, neg)
+        out = np.ones(x.shape, bool)   # every False of want is written
+        assert gb.isinf(x, out, detect_positive=np.bool_(pos), detect_negative=np.bool_(neg), backend=backend) is out
+        assert np.array_equal(out, want), (pos, neg)
+        fused = gb.fuse(lambda v, p=pos, n=neg: gb.isinf(v, detect_positive=p, detect_negative=n))
+        assert np.array_equal(fused(x, backend=backend), want), (pos, neg)
+
+
+def test_isinf_flags_on_other_types_and_their_errors():
+    """Integers and bools have no infinity (np.isposinf says False); complex with one sign is NumPy's
+    TypeError; a flag that is not a bool is a TypeError, not its truth value."""
+    for x in (np.array([-128, 0, 127], np.int8), np.array([True, False])):
+        for pos, neg in ((True, False), (False, True), (False, False)):
+            assert np.array_equal(gb.isinf(x, detect_positive=pos, detect_negative=neg), np.isposinf(x))
+    z = np.array([complex(np.inf, 0), complex(0, -np.inf), 1j])
+    assert np.array_equal(gb.isinf(z, detect_positive=True, detect_negative=True), np.isinf(z))
+    assert not gb.isinf(z, detect_positive=False, detect_negative=False).any()
+    with pytest.raises(TypeError):
+        np.isposinf(z)
+    for pos, neg in ((True, False), (False, True)):
+        with pytest.raises(TypeError, match="complex"):
+            gb.isinf(z, detect_positive=pos, detect_negative=neg)
+    x = np.array([np.inf, -np.inf], np.float32)
+    for bad in (1, 0, None, "yes", np.float32(1)):
+        with pytest.raises(TypeError, match="detect_positive must be a bool"):
+            gb.isinf(x, detect_positive=bad)
+        with pytest.raises(TypeError, match="detect_negative must be a bool"):
+            gb.isinf(x, detect_negative=bad)

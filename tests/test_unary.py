@@ -125,6 +125,9 @@ def test_clip_is_numpy_clip(backend):
     assert np.array_equal(out, np.clip(x, 0.0, 1.0).astype(np.float64), equal_nan=True)
     with pytest.raises(gb.BroadcastError):
         gb.clip(x, np.zeros(3, np.float32), None, backend=backend)
+    # min and max by name, as NumPy 2's and the Array API's clip (the Array API suite calls it so)
+    for kw in ({"min": 0.0, "max": 1.0}, {"max": 1.0}, {"min": lo}, {"min": 3.0, "max": 2.0}):
+        assert np.array_equal(gb.clip(x, **kw, backend=backend), np.clip(x, **kw), equal_nan=True), kw
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -1,5 +1,5 @@
-"""Tooling for gpubcast's CUDA side: it may import anything (dispatcher, backends, benchmark), and
-nothing in the runtime imports it.
+"""Tooling for gpubcast's CUDA side, and its checks against other suites: it may import anything
+(dispatcher, backends, benchmark), and nothing in the runtime imports it.
 
 ``emulate``    the kernels of ``kernels/*.cu`` built as host C++ and run on the CPU, barriers and
                shared memory checked; ``EmulatedBackend`` computes NumPy arrays with them
@@ -9,4 +9,6 @@ nothing in the runtime imports it.
 ``resources``  static resource report of the hot kernels from their SASS (``kernels --resources``)
 ``checks``     cases (benchmark patterns, random ones) that run the kernels against the NumPy reference
 ``model``      a static bandwidth model of the benchmark patterns on an H100 (``kernels --model``)
+``array_api_namespace``  the Array API namespace of gpubcast's elementwise functions (NumPy's for the
+               rest) that ``ci/array-api-tests`` runs the Array API test suite against
 """

@@ -34,7 +34,6 @@ ONNX semantics, where they differ from the NumPy-style API:
 from __future__ import annotations
 
 import importlib
-import math
 
 import numpy as np
 
@@ -455,11 +454,7 @@ def IsInf(X, /, *, detect_negative=1, detect_positive=1, backend=None):
     it detects (-inf with detect_negative, +inf with detect_positive), as tensor(bool).  Type
     constraint T1: tensor(bfloat16), tensor(double), tensor(float), tensor(float16)."""
     (X,) = constrain("IsInf", (X,), FLOATS, ("X",), param="T1")
-    if detect_negative and detect_positive:
-        return apply(ops.get("isinf"), (X,), backend=backend)
-    if detect_negative or detect_positive:   # x == -inf / x == +inf: one comparison, exact in every float type
-        return apply(ops.get("equal"), (X, -math.inf if detect_negative else math.inf), backend=backend)
-    return apply(ops.get("logical_and"), (apply(ops.get("isinf"), (X,), backend=backend), False), backend=backend)
+    return api.isinf(X, detect_positive=bool(detect_positive), detect_negative=bool(detect_negative), backend=backend)
 
 
 #: every operator this module implements, by ONNX name
