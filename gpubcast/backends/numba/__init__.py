@@ -5,8 +5,10 @@ Its layers, bottom to top; a module imports only from the layers below it:
 
 ``codecs``    raw stored values <-> computed values (float16/bfloat16 bits, bool), number intrinsics,
               ``convert`` (NumPy's astype)
+``float32_math``  float32 math functions by float64 arithmetic that vectorises (sin, exp, log, ...,
+              rounded once); imports ``codecs``
 ``scalars``   per-op semantics: one scalar function per op of the registry, over raw values
-              (``UNARY``, ``SCALAR``, ``VARIADIC``); imports ``codecs``
+              (``UNARY``, ``SCALAR``, ``VARIADIC``); imports ``codecs``, ``float32_math``
 ``memory``    raw loads and stores, stack slots, non-temporal copies, calls by address; the row
               function's calling convention (``ROW_SIGNATURE``, its scratch)
 ``meta``      the ``meta`` layout the drivers read, next to its encoder ``iteration_meta``;
