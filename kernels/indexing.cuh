@@ -328,7 +328,10 @@ struct Access {
         for (int k = 0; k < EPT; ++k) v[k] = x;
       } else if (ROW_PATHS && s == 1 && use_vector<T>(q)) {   // ascending in the row: vector loads
         load_vector(q, p, v);
-      } else {                                     // element by element, stepped in the row
+      } else if (t.count == EPT) {                 // element by element, stepped in the row: a full
+#pragma unroll                                     // tile unguarded (no per-element test)
+        for (int k = 0; k < EPT; ++k) v[k] = *GB_PTR(q + (offset_t)k * s, p, false);
+      } else {
 #pragma unroll
         for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
       }
@@ -359,9 +362,14 @@ struct Access {
     } else if (!CROSS || one_row) {
       T* q = p + cur[0];
       const offset_t s = calc_->stride[0][0];
+      if (t.count == EPT) {                        // a full tile: unguarded stores (no branch per element)
 #pragma unroll
-      for (int k = 0; k < EPT; ++k)
-        if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
+        for (int k = 0; k < EPT; ++k) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
+      } else {
+#pragma unroll
+        for (int k = 0; k < EPT; ++k)
+          if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
+      }
     } else {
       offset_t o[EPT];
       row_offsets<0>(o);
