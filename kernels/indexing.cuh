@@ -13,7 +13,8 @@
 // one innermost row; a tile that crosses rows (innermost size not a multiple of EPT, or
 // shorter than a tile) locates each operand's offsets anew at every row it enters.  Within a
 // row (32-bit path), an input of innermost stride 0 is read once per tile and one of stride 1
-// with vector loads where aligned, as a contiguous operand.  Under
+// with vector loads where aligned, as a contiguous operand; a full row tile's element-wise
+// stores (and loads, in kernels of at most 8 inputs) run without per-element tests.  Under
 // SHARED_TILES (transposed operands) a block takes a 2-D tile of the two innermost dims and
 // reads each transposed operand through shared memory (for_each_shared_tile).
 //
@@ -246,6 +247,10 @@ struct Access {
   typedef typename OffsetType<index_t>::type offset_t;
   static constexpr int NARGS = NIN + 1;
   static_assert(LOCATED >= 1 && LOCATED <= NARGS, "located slots: the output and some inputs");
+  // A full row tile loads a strided input without per-element tests where the kernel has at most 8
+  // inputs (binary ... variadic); a fused kernel of 15 leaves then spills at 64 registers, so more
+  // inputs keep the predicated loads (the partial last tile always does).
+  static constexpr bool UNGUARDED_LOADS = NIN <= 8;
   const Head<NIN>& h;
   Tile<EPT, index_t> t;
   bool vec;                                         // a full tile of consecutive elements (row tiles)
@@ -328,7 +333,10 @@ struct Access {
         for (int k = 0; k < EPT; ++k) v[k] = x;
       } else if (ROW_PATHS && s == 1 && use_vector<T>(q)) {   // ascending in the row: vector loads
         load_vector(q, p, v);
-      } else {                                     // element by element, stepped in the row
+      } else if (UNGUARDED_LOADS && t.count == EPT) {   // element by element, stepped in the row:
+#pragma unroll                                          // a full tile without per-element tests
+        for (int k = 0; k < EPT; ++k) v[k] = *GB_PTR(q + (offset_t)k * s, p, false);
+      } else {
 #pragma unroll
         for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
       }
@@ -359,9 +367,14 @@ struct Access {
     } else if (!CROSS || one_row) {
       T* q = p + cur[0];
       const offset_t s = calc_->stride[0][0];
+      if (t.count == EPT) {                        // a full tile: unguarded stores (no branch per element)
 #pragma unroll
-      for (int k = 0; k < EPT; ++k)
-        if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
+        for (int k = 0; k < EPT; ++k) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
+      } else {
+#pragma unroll
+        for (int k = 0; k < EPT; ++k)
+          if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
+      }
     } else {
       offset_t o[EPT];
       row_offsets<0>(o);

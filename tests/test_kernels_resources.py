@@ -48,16 +48,11 @@ def test_float32_binary_where_copy_kernels_reach_half_occupancy(label, arch):
     assert r.occupancy >= 0.5, f"{r.registers} registers/thread -> {r.blocks_per_sm} blocks: {r.occupancy:.1%}"
 
 
-#: over the rank-6 goal since the walk runs each operand's element loads and the prologue (issue 23);
-#: this estimate strides every operand element by element (the benchmark's rank6 pattern, whose
-#: inputs have innermost stride 0 and 1, is 27.6 by the model)
-RANK6_OVER = {("add f32 general32", "sm_80"): "44.5 instr/elem", ("add f32 general32", "sm_90"): "47.0 instr/elem"}
-
-
-@pytest.mark.parametrize("label, arch", _cases(["add f32 general32", "copy 4 B general32"], RANK6_OVER))
+@pytest.mark.parametrize("label, arch", _cases(["add f32 general32", "copy 4 B general32"]))
 @needs_tools
 def test_rank6_strided_estimate_is_at_most_40_instructions_per_element(label, arch):
-    # issue 12's goal for the rank-6 pattern (the estimate of every operand strided at rank 6)
+    # issue 12's goal for the rank-6 pattern (the walk's estimate of every operand strided at rank 6;
+    # tests/test_sass_exec.py checks the executed count of such a launch)
     r = res.measure(HOT[label], arch)
     assert r.strided_per_element <= 40, f"{label} on {arch}: {r.strided_per_element:.1f} instr/elem"
 

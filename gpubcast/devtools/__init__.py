@@ -8,6 +8,8 @@
 ``device``     the one switch between a GPU and the virtual device (``GPUBCAST_VIRTUAL_CUDA``)
 ``resources``  static resource report of the hot kernels from their SASS (``kernels --resources``)
 ``checks``     cases (benchmark patterns, random ones) that run the kernels against the NumPy reference
+``sass_exec``  a small SASS interpreter: runs a kernel's sm_90 SASS for chosen threads and counts what
+               they execute (``SassBackend`` computes NumPy arrays with it)
 ``model``      a static bandwidth model of the benchmark patterns on an H100 (``kernels --model``)
 ``array_api_namespace``  the Array API namespace of gpubcast's elementwise functions (NumPy's for the
                rest) that ``ci/array-api-tests`` runs the Array API test suite against

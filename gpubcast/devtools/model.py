@@ -10,7 +10,14 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
 - The kernel: what ``launch`` would launch for the pattern (contiguous, general32 or general64;
   one launch; row or shared tiles), found among the hot kernels of ``resources``; its operand
   classes and coalesced rank are the plan's.
-- instr/elem: ``resources.access_path`` over the kernel's row-tile loop (``resources.shared_loop``
+- instr/elem: what the kernel's SASS executes, found by running it (``executed``: one block in
+  the middle of the pattern's launch, its real kernel argument, interpreted by ``sass_exec``;
+  the mean over the block's threads of instructions run / ``ept``).  ``walk``, reported beside
+  it, is the static path walk of ``resources`` -- a lower bound, not the count: it cannot tell
+  which way a branch goes, so of the paths making the right accesses it takes the shortest,
+  which skips checks that run (a contiguous kernel's alignment tests in the prologue, the
+  outermost dim of the offset calculation, an operand's class test):
+  ``resources.access_path`` over the kernel's row-tile loop (``resources.shared_loop``
   under shared tiles; of several row-tile loops, ``resources.tile_loops``, the shortest with such
   a path: the variadic kernel's variant for few inputs) -- the path through one pass that makes
   exactly the global accesses these operand classes make (a contiguous operand one vector access
@@ -44,7 +51,7 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
                 inflight = min(1, resident threads/SM * ept * dram_bytes / (DRAM_BW * ACHIEVABLE
                            * LATENCY / SMS))                    (Little's law, bytes in flight)
       t_l2    = n * l2_bytes / L2_BW
-      t_issue = n * instr_per_elem / (SMS * 4 schedulers * 32 lanes * CLOCK * issue)
+      t_issue = n * instr_per_elem / (SMS * 4 schedulers * 32 lanes * CLOCK * issue)   (the run's count)
                 issue = min(1, resident warps per scheduler / 4)   (4-cycle dependent issue, no ILP)
       t_smem  = n * smem_bytes / (SMS * 128 bytes per clock * CLOCK)
       t_l1    = n * l1_lines / (SMS * L1_LINES_PER_CLOCK * CLOCK)
@@ -69,7 +76,7 @@ from .. import ops as _ops
 from ..bench import patterns as _patterns
 from ..cuda import catalog, launch
 from ..plan import c_strides
-from . import resources
+from . import resources, sass_exec
 
 # H100 SXM5 (sm_90): 132 SMs; HBM3 3.35 TB/s; the clock the brief of issue 12 names (1.755 GHz, below
 # the 1.98 GHz boost: memory-bound kernels rarely hold it); L2 read bandwidth and DRAM latency under
@@ -104,7 +111,7 @@ class Prediction:
     classes: str            # per argument (output first): C contiguous, V value, S scalar, X strided
     occupancy: float
     ept: int
-    rows: float             # innermost rows per tile (1: the instr/elem path holds)
+    rows: float             # innermost rows per tile (1: the walk's path holds)
     instr_per_elem: float | None
     dram_bytes: float       # per output element
     l2_bytes: float
@@ -120,6 +127,7 @@ class Prediction:
     t_l1: float = 0.0
     reread_bytes: float = 0.0  # per output element: DRAM bytes re-read (broadcast operands past L2)
     dtype: str = "float32"
+    walk: float | None = None  # the static path walk's instr/elem (a lower bound; instr_per_elem is the run's)
 
     @property
     def time(self) -> float:
@@ -274,7 +282,8 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
     wanted = _accesses(classes, itemsizes, t.ept, staged, kinds)
     path = next((n for n in (resources.tile_path(instrs, labels, predicated, start, end, rank, wanted)
                              for start, end in loops) if n), None)
-    ipe = path / t.ept if path else None
+    walk = path / t.ept if path else None
+    ipe = executed(name, dtype)
     inner = p.coalesced_shape[-1]
     rows = 1.0 if hot.contiguous or shared or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
     n = p.size
@@ -296,10 +305,39 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
     return Prediction(
         name, hot.label, rank, shared, "".join("CVSX"[c] for c in classes), r.occupancy, t.ept, rows, ipe,
         dram, l2, n, n * (dram + reread) / (bw * inflight), n * l2 / L2_BW,
-        n * (ipe or math.inf) * rows / issue_rate, n * dram / bw,
+        n * ipe / issue_rate, n * dram / bw,
         GOAL_TRANSPOSED if pattern.transposed else GOAL,
         smem, n * smem / (SMS * SMEM_BYTES_PER_CLOCK * CLOCK_HZ),
-        lines, n * lines / (SMS * L1_LINES_PER_CLOCK * CLOCK_HZ), reread, dt.name)
+        lines, n * lines / (SMS * L1_LINES_PER_CLOCK * CLOCK_HZ), reread, dt.name, walk)
+
+
+def pattern_launch(name: str, dtype: str = "float32"):
+    """(launch template, kernel argument, global memory) of pattern ``name``'s launch at its GPU
+    shapes, over zero-filled buffers of each operand's own size placed by ``sass_exec.Memory``
+    (pages never touched are never allocated)."""
+    from ..cuda.sources import FAMILIES
+    dt = np.dtype(dtype)
+    pattern = _patterns.BY_NAME[name]
+    p, shapes = pattern_plan(pattern, dt)
+    dtypes = pattern.dtypes(dt)
+    (t,) = launch.templates_for(pattern.op, p, tuple(dtypes), dt, (False,) * len(dtypes))
+    memory = sass_exec.Memory()
+    out = launch.Operand(dt, memory.add(np.zeros(math.prod(pattern.out_shape(shapes)), dt)))
+    ins = [launch.Operand(d, memory.add(np.zeros(math.prod(s), d)))
+           for s, d in zip(pattern.inputs(shapes), dtypes)]   # transposed: the (K, M) buffer, same bytes
+    return t, launch.pack(t, [out, *ins], FAMILIES[t.family].nin), memory
+
+
+@functools.cache
+def executed(name: str, dtype: str = "float32") -> float:
+    """Instructions per element the SASS (``ARCH``) of pattern ``name``'s kernel executes: every
+    thread of the launch's middle block run by ``sass_exec`` on the launch's own argument (its
+    tiles are full), instructions run (NOP excluded, predicated-off ones included), / ``ept``,
+    averaged over the block."""
+    t, params, memory = pattern_launch(name, dtype)
+    m = sass_exec.machine(t.family, t.name, params, t.grid, memory, ARCH)
+    threads = sass_exec.run_blocks(m, [t.grid // 2])
+    return sum(x.executed for x in threads) / len(threads) / t.ept
 
 
 def patterns() -> tuple:
@@ -314,7 +352,8 @@ def predict_all(dtype: str = "float32") -> list[Prediction]:
 
 def table(rows: list[Prediction]) -> str:
     """The predictions as a Markdown table."""
-    columns = ["pattern", "kernel", "tiles", "rank", "classes", "occupancy", "instr/elem", "DRAM B/elem", "L2 B/elem",
+    columns = ["pattern", "kernel", "tiles", "rank", "classes", "occupancy", "instr/elem (run)", "walk instr/elem",
+               "DRAM B/elem", "L2 B/elem",
                "smem B/elem", "L1 lines/elem", "t_mem us", "t_L2 us", "t_issue us", "t_smem us", "t_L1 us", "t_copy us",
                "bound", "fraction of copy", "goal"]
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -322,7 +361,8 @@ def table(rows: list[Prediction]) -> str:
         out.append(
             f"| {r.pattern} | {r.kernel} | {'shared' if r.shared else 'row'} | {r.rank} | {r.classes} "
             f"| {r.occupancy:.0%} "
-            f"| {f'{r.instr_per_elem:.1f}' if r.instr_per_elem else '-'} | {r.dram_bytes:.2f} "
+            f"| {f'{r.instr_per_elem:.1f}' if r.instr_per_elem else '-'} "
+            f"| {f'{r.walk:.1f}' if r.walk else '-'} | {r.dram_bytes:.2f} "
             f"| {r.l2_bytes:.2f} | {r.smem_bytes:.2f} | {r.l1_lines:.3f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} "
             f"| {r.t_issue * 1e6:.0f} | {r.t_smem * 1e6:.0f} | {r.t_l1 * 1e6:.0f} | {r.t_copy * 1e6:.0f} | {r.bound} "
             f"| {r.fraction:.2f} "
