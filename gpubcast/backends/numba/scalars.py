@@ -659,7 +659,7 @@ def _float32_fast(single, general, nargs=1):
         def stub(v):
             raise NotImplementedError
 
-        @overload(stub, inline="always")
+        @overload(stub, inline=F32.INLINE)
         def _ov(v):
             if v == types.float32:
                 return lambda v: single(v)
@@ -668,7 +668,7 @@ def _float32_fast(single, general, nargs=1):
         def stub(v, w):
             raise NotImplementedError
 
-        @overload(stub, inline="always")
+        @overload(stub, inline=F32.INLINE)
         def _ov2(v, w):
             if v == types.float32:
                 return lambda v, w: single(v, w)
@@ -840,7 +840,7 @@ def _declare():
 def _make_stubs(table, prefix):
     out = {}
     for name, families in table.items():
-        stub = _binary(families, "always" if name in FLOAT32_BINARY else "never")
+        stub = _binary(families, F32.INLINE if name in FLOAT32_BINARY else "never")
         stub.__name__ = stub.__qualname__ = f"{prefix}{name}"
         stub.__module__ = __name__
         globals()[stub.__name__] = stub  # importable by name: closures over it pickle by reference
@@ -870,7 +870,7 @@ def _unary(families):
     def stub(codec, x):
         raise NotImplementedError
 
-    @overload(stub, inline="always")  # into the row's IR: a float32_math body stays inside its loop
+    @overload(stub, inline=F32.INLINE)  # into the row's IR: a float32_math body stays inside its loop
     def _ov(codec, x):
         return _implementation(families, codec, x)
     return stub
@@ -1075,7 +1075,7 @@ def _wide(codec, x):
 def _act(fn, inline=False):
     """``fn(float64 x, float64 params...) -> float64`` as a raw-in, raw-out scalar function of 1-3
     operands (``inline``: into its caller's IR, so that a row loop of it vectorises)."""
-    fn = register_jitable(inline="always")(fn) if inline else _jitable(fn)
+    fn = register_jitable(inline=F32.INLINE)(fn) if inline else _jitable(fn)
     nargs = fn.__code__.co_argcount
     if nargs == 1:
         return lambda codec, x: narrow(codec, x, fn(_wide(codec, x)))
@@ -1143,7 +1143,7 @@ def _declare_activations():
         def softplus(v):  # NumPy's logaddexp(0, v): max(v, 0) + log1p(exp(-|v|)); NaN stays NaN
             r = log1p(exp(-fabs_(v)))
             return v if v != v else (v + r if v > 0.0 else r)
-        softplus = register_jitable(inline="always")(softplus)
+        softplus = register_jitable(inline=F32.INLINE)(softplus)
         one = {
             "softplus": lambda v: softplus(v),
             "softsign": lambda v: v / (1.0 + abs(v)),
@@ -1186,7 +1186,7 @@ def _parametric(families):
     def stub(codec, x, y, z):
         raise NotImplementedError
 
-    @overload(stub, inline="always")  # as the unary stubs: an activation's body stays inside its loop
+    @overload(stub, inline=F32.INLINE)  # as the unary stubs: an activation's body stays inside its loop
     def _ov(codec, x, y, z):
         return _implementation(families, codec, x)
     return stub
