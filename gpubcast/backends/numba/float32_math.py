@@ -31,12 +31,12 @@ SQRT2 = 1.4142135623730951
 
 #: sin/cos arguments below this reduce to 1e-20 (k = round(x * 2/pi) < 2^19: k * PIO2_1 is exact)
 SIN_COS_REDUCED = np.float32(2.0 ** 19)
-#: Numba inlines these into the caller's IR: LLVM would leave the larger ones as calls, which stop
-#: the row loop from vectorising
 #: Numba-level inlining of these bodies (and of the scalar stubs above them, ``scalars``) would let
-#: LLVM vectorise the larger ones too (log1p, arcsinh, the activations: 3-7x faster measured), but
-#: it multiplied their compile time 10-40x (every row has several call sites); off until each row
-#: inlines them at its one contiguous call site.  LLVM inlines the smaller ones (sin, exp, ...) itself.
+#: LLVM vectorise the larger ones too (log1p, arcsinh, the activations: 3-7x faster, measured), but
+#: it multiplied their compile time 10-40x (a row has several call sites): off until each row
+#: inlines them at its one contiguous call site.  LLVM inlines the smaller ones (sin, exp, ...)
+#: itself.  Without it the larger ``log1p``/``arcsinh``/``arccosh``/``arctanh``/``arctan2`` here stay
+#: calls, slower than the C library's: ``scalars`` does not route them here yet.
 INLINE = "never"
 
 

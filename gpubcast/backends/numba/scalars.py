@@ -681,11 +681,10 @@ def _float32_fast(single, general, nargs=1):
 #: math functions whose float32 values come from ``float32_math`` (vectorised; the C library elsewhere)
 FLOAT32_FUNCTIONS = {"sin": F32.sin_single, "cos": F32.cos_single, "tan": F32.tan_single,
                      "arcsin": F32.arcsin_single, "arccos": F32.arccos_single, "arctan": F32.arctan_single,
-                     "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": F32.arcsinh_single,
-                     "arccosh": F32.arccosh_single, "arctanh": F32.arctanh_single}
+                     "sinh": F32.sinh_single, "cosh": F32.cosh_single}
 #: binary ops whose float32 values come from ``float32_math`` (their scalar functions are inlined:
 #: the activations with one parameter among them)
-FLOAT32_BINARY = frozenset({"arctan2", "hypot", "elu", "celu", "swish"})
+FLOAT32_BINARY = frozenset({"hypot", "elu", "celu", "swish"})
 
 
 @register_jitable
@@ -741,7 +740,7 @@ def _declare_math_unary():
     table.update({
         "exp2": {"f": _lift1(_float32_fast(F32.exp2_single, fexp2)), "c": _lift1(lambda v: _cexp2(v))},
         "expm1": {"f": _lift1(_float32_fast(F32.expm1_single, math.expm1)), "c": _lift1(lambda v: _cexpm1(v))},
-        "log1p": {"f": _lift1(_float32_fast(F32.log1p_single, math.log1p)), "c": _lift1(lambda v: _clog1p(v))},
+        "log1p": {"f": _lift1(lambda v: math.log1p(v)), "c": _lift1(lambda v: _clog1p(v))},
         "log2": {"f": _lift1(_float32_fast(F32.log2_single, math.log2)),
                  "c": _lift1(lambda v: _clog_scaled(v, _LOG2E))},
         "log10": {"f": _lift1(_float32_fast(F32.log10_single, math.log10)),
@@ -776,7 +775,7 @@ def _declare_math_binary():
     f_max, f_min = _fmax_fmin(True), _fmax_fmin(False)
     int_max, int_min = _select(lambda a, b: a > b), _select(lambda a, b: a < b)
     return {
-        "arctan2": {"f": _lift(_float32_fast(F32.arctan2_single, math.atan2, 2))},
+        "arctan2": {"f": _lift(lambda a, b: math.atan2(a, b))},
         "hypot": {"f": _lift(_float32_fast(F32.hypot_single, libm_hypot, 2))},
         "logaddexp": {"f": _lift(lambda a, b: _logaddexp(a, b))},
         "logaddexp2": {"f": _lift(lambda a, b: _logaddexp2(a, b))},
@@ -1168,7 +1167,7 @@ def _declare_activations():
         return one, two, three
 
     general = formulas(math.exp, math.expm1, math.log1p, math.tanh)
-    single = formulas(_exp_kept, _expm1_kept, F32.log1p64, _tanh_kept)
+    single = formulas(_exp_kept, _expm1_kept, math.log1p, _tanh_kept)
     return tuple({n: {"f": _by_width(_act(f), _act(s[n], inline=True))} for n, f in g.items()}
                  for g, s in zip(general, single))
 
