@@ -319,8 +319,7 @@ def tan_single(v):
     """tan for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
     q, r = _quarter_turns(np.float64(v))
     s, c = _sin_poly(r), _cos_poly(r)
-    t = -c / s if q == 1.0 or q == 3.0 else s / c
-    return np.float32(t) if v != 0 else v
+    return np.float32(-c / s if q == 1.0 or q == 3.0 else s / c)
 
 
 @register_jitable
@@ -337,7 +336,7 @@ def _quarter_turns(x):
 def _sin_poly(r):
     """sin r for |r| <= pi/4 to 2e-9 relative: Taylor to r^9/9!."""
     z = r * r
-    return r + r * z * (-1.0 / 6.0 + z * (1.0 / 120.0 + z * (-1.0 / 5040.0 + z * (1.0 / 362880.0))))
+    return r * (1.0 + z * (-1.0 / 6.0 + z * (1.0 / 120.0 + z * (-1.0 / 5040.0 + z * (1.0 / 362880.0)))))  # -0 kept
 
 
 @register_jitable
@@ -352,8 +351,7 @@ def sin_single(v):
     """sin for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
     q, r = _quarter_turns(np.float64(v))
     t = _cos_poly(r) if q == 1.0 or q == 3.0 else _sin_poly(r)
-    t = -t if q >= 2.0 else t
-    return np.float32(t) if v != 0 else v  # -0 stays -0
+    return np.float32(-t if q >= 2.0 else t)
 
 
 @inlined
