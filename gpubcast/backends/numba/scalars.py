@@ -1126,11 +1126,6 @@ def _exp_kept(v):
 
 
 @register_jitable
-def _expm1_kept(v):
-    return F32.expm1_64(v) if v == v else v
-
-
-@register_jitable
 def _tanh_kept(v):
     return F32.tanh64(v) if v == v else v
 
@@ -1167,7 +1162,7 @@ def _declare_activations():
         return one, two, three
 
     general = formulas(math.exp, math.expm1, math.log1p, math.tanh)
-    single = formulas(_exp_kept, _expm1_kept, math.log1p, _tanh_kept)
+    single = formulas(_exp_kept, math.expm1, math.log1p, _tanh_kept)
     return tuple({n: {"f": _by_width(_act(f), _act(s[n], inline=True))} for n, f in g.items()}
                  for g, s in zip(general, single))
 
