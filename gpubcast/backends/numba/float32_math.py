@@ -35,8 +35,8 @@ SIN_COS_REDUCED = np.float32(2.0 ** 19)
 #: LLVM vectorise the larger ones too (log1p, arcsinh, the activations: 3-7x faster, measured), but
 #: it multiplied their compile time 10-40x (a row has several call sites): off until each row
 #: inlines them at its one contiguous call site.  LLVM inlines the smaller ones (sin, exp, ...)
-#: itself.  Without it the larger ``log1p``/``arcsinh``/``arccosh``/``arctanh``/``arctan2`` here stay
-#: calls, slower than the C library's: ``scalars`` does not route them here yet.
+#: itself.  Without it float64 versions of log1p, arcsinh, arccosh, arctanh and arctan2 stayed calls,
+#: slower than the C library's (arccosh 0.62x NumPy): those take the C library until then.
 INLINE = "never"
 
 
@@ -78,13 +78,11 @@ def _atanh2(s):
 @register_jitable
 def _log_reduced(u):
     """(k, s) with u = 2 ** k (1 + s) / (1 - s), |s| <= 0.1716, for positive finite normal u."""
-    bits = np.int64(f64_bits(u))
-    k = ((bits >> np.int64(52)) & np.int64(0x7FF)) - np.int64(1023)
-    m = f64_from_bits((bits & np.int64(0x000FFFFFFFFFFFFF)) | np.int64(0x3FF0000000000000))  # [1, 2)
+    k, m = _exponent_split(u)                                      # m in [1, 2)
     high = m > SQRT2
     m = 0.5 * m if high else m                                     # [sqrt(1/2), sqrt(2))
-    k = k + np.int64(1) if high else k
-    return np.float64(k), (m - 1.0) / (m + 1.0)
+    k = k + 1.0 if high else k
+    return k, (m - 1.0) / (m + 1.0)
 
 
 @register_jitable
@@ -102,16 +100,6 @@ def log64(u):
     """ln u for any float64 u that is not subnormal."""
     k, s = _log_reduced(u)
     return _log_specials(u, k * LN2 + _atanh2(s))
-
-
-@inlined
-def log1p64(x):
-    """ln(1 + x): near 0 (1 + x in [sqrt(1/2), sqrt(2))) 2 atanh(x / (2 + x)), without rounding 1 + x."""
-    u = 1.0 + x
-    k, s = _log_reduced(u)
-    near = x > -0.2928932188134524 and x < 0.41421356237309515
-    r = _atanh2(x / (2.0 + x)) if near else k * LN2 + _atanh2(s)
-    return _log_specials(u, r) if x == x else x
 
 
 @register_jitable
@@ -168,11 +156,6 @@ def log10_single(v):
 
 
 @inlined
-def log1p_single(v):
-    return np.float32(log1p64(np.float64(v)))
-
-
-@inlined
 def sinh_single(v):
     x = np.float64(v)
     a = fabs_(x)
@@ -189,30 +172,6 @@ def sinh_single(v):
 def cosh_single(v):
     e = exp64(fabs_(np.float64(v)))
     return _nan_kept(v, 0.5 * (e + 1.0 / e))
-
-
-@inlined
-def arcsinh_single(v):
-    x = np.float64(v)
-    a = fabs_(x)
-    z = a * a
-    r = log1p64(a + z / (1.0 + fsqrt(1.0 + z)))  # ln(a + sqrt(1 + a^2)) without cancellation near 0
-    return _nan_kept(v, fcopysign(r if a < INF else a, x))
-
-
-@inlined
-def arccosh_single(v):
-    x = np.float64(v)
-    t = x - 1.0                                   # exact: x is a float32
-    r = log1p64(t + fsqrt(fabs_(t * (x + 1.0))))
-    return np.float32(r if x >= 1.0 else NAN)     # x < 1 (and NaN): NaN
-
-
-@inlined
-def arctanh_single(v):
-    x = np.float64(v)
-    a = fabs_(x)
-    return np.float32(fcopysign(0.5 * log1p64(2.0 * a / (1.0 - a)), x))  # a > 1: log1p(< -1) is NaN
 
 
 @register_jitable
@@ -268,21 +227,6 @@ def arccos_single(v):
     x = np.float64(v)
     r = 2.0 * atan64(fsqrt(fabs_((1.0 - x) / (1.0 + x))))  # x = -1: sqrt(inf), atan -> pi/2
     return np.float32(r if fabs_(x) <= 1.0 else NAN)
-
-
-@inlined
-def arctan2_single(y, x):
-    """atan2 with C99's special values (NumPy's): the quadrant from the signs, inf/inf as odd multiples of pi/4."""
-    yy, xx = np.float64(y), np.float64(x)
-    ay, ax = fabs_(yy), fabs_(xx)
-    both_inf = (ay == INF) & (ax == INF)
-    t = atan64(ay / ax)                          # ay/ax: inf for ax = 0 (pi/2)
-    t = 0.0 if ay == 0.0 else t                  # 0/0 too: +-0 or +-pi by x's sign, as C99
-    t = 0.7853981633974483 if both_inf else t
-    t = (3.141592653589793 - t) if fcopysign(1.0, xx) < 0 else t   # x < 0 or x = -0
-    t = 1.5707963267948966 if (ax == 0.0) & (ay != 0.0) else t
-    r = fcopysign(t, yy)
-    return np.float32(r) if (yy == yy) & (xx == xx) else np.float32(NAN)
 
 
 @inlined
