@@ -31,18 +31,15 @@ SQRT2 = 1.4142135623730951
 
 #: sin/cos arguments below this reduce to 1e-20 (k = round(x * 2/pi) < 2^19: k * PIO2_1 is exact)
 SIN_COS_REDUCED = np.float32(2.0 ** 19)
-#: Numba-level inlining of these bodies (and of the scalar stubs above them, ``scalars``) would let
-#: LLVM vectorise the larger ones too (log1p, arcsinh, the activations: 3-7x faster, measured), but
-#: it multiplied their compile time 10-40x (a row has several call sites): off until each row
-#: inlines them at its one contiguous call site.  LLVM inlines the smaller ones (sin, exp, ...)
-#: itself.  Without it float64 versions of log1p, arcsinh, arccosh, arctanh and arctan2 stayed calls,
-#: slower than the C library's (arccosh 0.62x NumPy): those take the C library until then.
-INLINE = "never"
+#: the functions' compile options: LLVM inlines each body where it is called (``alwaysinline``),
+#: so a row loop over one vectorises however large the body; what they call inherits the option.
+#: (Numba-level inlining, ``inline="always"``, vectorised them too but multiplied compile time
+#: 10-40x, measured: Numba re-types the body at every call site.)
+INLINE = {"forceinline": True}
 
 
 def inlined(fn):
-    return register_jitable(inline=INLINE)(fn)  # a fresh decorator each time: Numba's pops its options
-
+    return register_jitable(**INLINE)(fn)  # a fresh decorator each time: Numba's pops its options
 
 
 _INVPIO2 = 6.36619772367581382433e-01
@@ -100,6 +97,16 @@ def log64(u):
     """ln u for any float64 u that is not subnormal."""
     k, s = _log_reduced(u)
     return _log_specials(u, k * LN2 + _atanh2(s))
+
+
+@inlined
+def log1p64(x):
+    """ln(1 + x): near 0 (1 + x in [sqrt(1/2), sqrt(2))) 2 atanh(x / (2 + x)), without rounding 1 + x."""
+    u = 1.0 + x
+    k, s = _log_reduced(u)
+    near = (x > -0.2928932188134524) & (x < 0.41421356237309515)
+    r = _atanh2(x / (2.0 + x)) if near else k * LN2 + _atanh2(s)
+    return _log_specials(u, r) if x == x else x
 
 
 @register_jitable
@@ -174,6 +181,35 @@ def cosh_single(v):
     return _nan_kept(v, 0.5 * (e + 1.0 / e))
 
 
+@inlined
+def log1p_single(v):
+    return np.float32(log1p64(np.float64(v)))
+
+
+@inlined
+def arcsinh_single(v):
+    x = np.float64(v)
+    a = fabs_(x)
+    z = a * a
+    r = log1p64(a + z / (1.0 + fsqrt(1.0 + z)))  # ln(a + sqrt(1 + a^2)) without cancellation near 0
+    return _nan_kept(v, fcopysign(r if a < INF else a, x))
+
+
+@inlined
+def arccosh_single(v):
+    x = np.float64(v)
+    t = x - 1.0                                   # exact: x is a float32
+    r = log1p64(t + fsqrt(fabs_(t * (x + 1.0))))
+    return np.float32(r if x >= 1.0 else NAN)     # x < 1 (and NaN): NaN
+
+
+@inlined
+def arctanh_single(v):
+    x = np.float64(v)
+    a = fabs_(x)
+    return np.float32(fcopysign(0.5 * log1p64(2.0 * a / (1.0 - a)), x))  # a > 1: log1p(< -1) is NaN
+
+
 @register_jitable
 def tanh64(x):
     """tanh to 1e-9 (NaN: callers select)."""
@@ -227,6 +263,21 @@ def arccos_single(v):
     x = np.float64(v)
     r = 2.0 * atan64(fsqrt(fabs_((1.0 - x) / (1.0 + x))))  # x = -1: sqrt(inf), atan -> pi/2
     return np.float32(r if fabs_(x) <= 1.0 else NAN)
+
+
+@inlined
+def arctan2_single(y, x):
+    """atan2 with C99's special values (NumPy's): the quadrant from the signs, inf/inf as odd multiples of pi/4."""
+    yy, xx = np.float64(y), np.float64(x)
+    ay, ax = fabs_(yy), fabs_(xx)
+    both_inf = (ay == INF) & (ax == INF)
+    t = atan64(ay / ax)                          # ay/ax: inf for ax = 0 (pi/2)
+    t = 0.0 if ay == 0.0 else t                  # 0/0 too: +-0 or +-pi by x's sign, as C99
+    t = 0.7853981633974483 if both_inf else t
+    t = (3.141592653589793 - t) if fcopysign(1.0, xx) < 0 else t   # x < 0 or x = -0
+    t = 1.5707963267948966 if (ax == 0.0) & (ay != 0.0) else t
+    r = fcopysign(t, yy)
+    return np.float32(r) if (yy == yy) & (xx == xx) else np.float32(NAN)
 
 
 @inlined

@@ -195,13 +195,14 @@ def _float_remainder(a, b):
 
 # --- the scalar functions, one per op ---------------------------------------------------------------
 
-def _binary(families, inline="never"):
+def _binary(families, jit_options=None):
     """Declare a scalar function: ``families`` maps a value family (b/i/u/f/c) to the raw impl
-    builder ``(codec type, raw type) -> impl``, or to an impl directly."""
+    builder ``(codec type, raw type) -> impl``, or to an impl directly; ``jit_options`` its compile
+    options (``float32_math.INLINE`` for the ops computed by it)."""
     def stub(codec, x, y):
         raise NotImplementedError
 
-    @overload(stub, inline=inline)
+    @overload(stub, jit_options=dict(jit_options or {}))
     def _ov(codec, x, y):
         return _implementation(families, codec, x)
     return stub
@@ -659,7 +660,7 @@ def _float32_fast(single, general, nargs=1):
         def stub(v):
             raise NotImplementedError
 
-        @overload(stub, inline=F32.INLINE)
+        @overload(stub, jit_options=dict(F32.INLINE))
         def _ov(v):
             if v == types.float32:
                 return lambda v: single(v)
@@ -668,7 +669,7 @@ def _float32_fast(single, general, nargs=1):
         def stub(v, w):
             raise NotImplementedError
 
-        @overload(stub, inline=F32.INLINE)
+        @overload(stub, jit_options=dict(F32.INLINE))
         def _ov2(v, w):
             if v == types.float32:
                 return lambda v, w: single(v, w)
@@ -681,10 +682,11 @@ def _float32_fast(single, general, nargs=1):
 #: math functions whose float32 values come from ``float32_math`` (vectorised; the C library elsewhere)
 FLOAT32_FUNCTIONS = {"sin": F32.sin_single, "cos": F32.cos_single, "tan": F32.tan_single,
                      "arcsin": F32.arcsin_single, "arccos": F32.arccos_single, "arctan": F32.arctan_single,
-                     "sinh": F32.sinh_single, "cosh": F32.cosh_single}
+                     "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": F32.arcsinh_single,
+                     "arccosh": F32.arccosh_single, "arctanh": F32.arctanh_single}
 #: binary ops whose float32 values come from ``float32_math`` (their scalar functions are inlined:
 #: the activations with one parameter among them)
-FLOAT32_BINARY = frozenset({"hypot", "elu", "celu", "swish"})
+FLOAT32_BINARY = frozenset({"arctan2", "hypot", "elu", "celu", "swish"})
 
 
 @register_jitable
@@ -740,7 +742,7 @@ def _declare_math_unary():
     table.update({
         "exp2": {"f": _lift1(_float32_fast(F32.exp2_single, fexp2)), "c": _lift1(lambda v: _cexp2(v))},
         "expm1": {"f": _lift1(_float32_fast(F32.expm1_single, math.expm1)), "c": _lift1(lambda v: _cexpm1(v))},
-        "log1p": {"f": _lift1(lambda v: math.log1p(v)), "c": _lift1(lambda v: _clog1p(v))},
+        "log1p": {"f": _lift1(_float32_fast(F32.log1p_single, math.log1p)), "c": _lift1(lambda v: _clog1p(v))},
         "log2": {"f": _lift1(_float32_fast(F32.log2_single, math.log2)),
                  "c": _lift1(lambda v: _clog_scaled(v, _LOG2E))},
         "log10": {"f": _lift1(_float32_fast(F32.log10_single, math.log10)),
@@ -775,7 +777,7 @@ def _declare_math_binary():
     f_max, f_min = _fmax_fmin(True), _fmax_fmin(False)
     int_max, int_min = _select(lambda a, b: a > b), _select(lambda a, b: a < b)
     return {
-        "arctan2": {"f": _lift(lambda a, b: math.atan2(a, b))},
+        "arctan2": {"f": _lift(_float32_fast(F32.arctan2_single, math.atan2, 2))},
         "hypot": {"f": _lift(_float32_fast(F32.hypot_single, libm_hypot, 2))},
         "logaddexp": {"f": _lift(lambda a, b: _logaddexp(a, b))},
         "logaddexp2": {"f": _lift(lambda a, b: _logaddexp2(a, b))},
@@ -839,7 +841,7 @@ def _declare():
 def _make_stubs(table, prefix):
     out = {}
     for name, families in table.items():
-        stub = _binary(families, F32.INLINE if name in FLOAT32_BINARY else "never")
+        stub = _binary(families, F32.INLINE if name in FLOAT32_BINARY else None)
         stub.__name__ = stub.__qualname__ = f"{prefix}{name}"
         stub.__module__ = __name__
         globals()[stub.__name__] = stub  # importable by name: closures over it pickle by reference
@@ -869,7 +871,7 @@ def _unary(families):
     def stub(codec, x):
         raise NotImplementedError
 
-    @overload(stub, inline=F32.INLINE)  # into the row's IR: a float32_math body stays inside its loop
+    @overload(stub, jit_options=dict(F32.INLINE))  # a float32_math body inlined into the row's loop
     def _ov(codec, x):
         return _implementation(families, codec, x)
     return stub
@@ -1074,7 +1076,7 @@ def _wide(codec, x):
 def _act(fn, inline=False):
     """``fn(float64 x, float64 params...) -> float64`` as a raw-in, raw-out scalar function of 1-3
     operands (``inline``: into its caller's IR, so that a row loop of it vectorises)."""
-    fn = register_jitable(inline=F32.INLINE)(fn) if inline else _jitable(fn)
+    fn = F32.inlined(fn) if inline else _jitable(fn)
     nargs = fn.__code__.co_argcount
     if nargs == 1:
         return lambda codec, x: narrow(codec, x, fn(_wide(codec, x)))
@@ -1137,7 +1139,7 @@ def _declare_activations():
         def softplus(v):  # NumPy's logaddexp(0, v): max(v, 0) + log1p(exp(-|v|)); NaN stays NaN
             r = log1p(exp(-fabs_(v)))
             return v if v != v else (v + r if v > 0.0 else r)
-        softplus = register_jitable(inline=F32.INLINE)(softplus)
+        softplus = F32.inlined(softplus)
         one = {
             "softplus": lambda v: softplus(v),
             "softsign": lambda v: v / (1.0 + abs(v)),
@@ -1162,7 +1164,7 @@ def _declare_activations():
         return one, two, three
 
     general = formulas(math.exp, math.expm1, math.log1p, math.tanh)
-    single = formulas(_exp_kept, math.expm1, math.log1p, _tanh_kept)
+    single = formulas(_exp_kept, math.expm1, F32.log1p64, _tanh_kept)
     return tuple({n: {"f": _by_width(_act(f), _act(s[n], inline=True))} for n, f in g.items()}
                  for g, s in zip(general, single))
 
@@ -1180,7 +1182,7 @@ def _parametric(families):
     def stub(codec, x, y, z):
         raise NotImplementedError
 
-    @overload(stub, inline=F32.INLINE)  # as the unary stubs: an activation's body stays inside its loop
+    @overload(stub, jit_options=dict(F32.INLINE))  # as the unary stubs: an activation's body inlined into its loop
     def _ov(codec, x, y, z):
         return _implementation(families, codec, x)
     return stub
