@@ -300,7 +300,7 @@ def test_a_damaged_emulation_library_is_rebuilt_not_loaded(tmp_path, monkeypatch
     good = lib.read_bytes()
     lib.write_bytes(good[: len(good) // 2])                  # a truncated .so would crash dlopen
     assert emulate.build("copy", names) == lib and lib.read_bytes() == good
-    assert emulate.Emulator([("copy", names[0])]).names() == tuple(names)
+    assert names[0] in emulate.Emulator([("copy", names[0])]).names()
 
 
 # --- python -m gpubcast cache ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The virtual CUDA device itself (gpubcast.devtools.virtual): CuPy's argument marshalling, the checks
-against NVRTC's PTX parameters and names, and faults a GPU would raise, each provoked on purpose."""
+against the loaded binary's parameters and names, and faults a GPU would raise, each provoked on purpose."""
 
 import numpy as np
 import pytest
@@ -39,13 +39,41 @@ def test_arguments_are_marshalled_as_cupy_does(cp):
         virtual.marshal("text")
 
 
-def test_ptx_parameters_of_the_kernels():
-    name = "gb::binary_contig<gb::Add, float, float>"
-    lowered, entry = virtual.kernel_info("binary", name)
-    assert entry == {"params": [(launch.head_size(2), 8)], "maxntid": launch.BLOCK}
-    for bits in (32, 64):
-        name = f"gb::binary_general<gb::Add, float, float, gb::u{bits}>"
-        assert virtual.kernel_info("binary", name)[1]["params"] == [(launch.general_size(2, bits), 8)]
+def test_parameters_of_the_kernels_in_their_cubin_and_ptx():
+    """The parameter sizes the virtual device checks launches against, read from a CUBIN's
+    ``.nv.info`` records, equal the PTX ``.entry``'s and the launch structs' sizes."""
+    from gpubcast.cuda import catalog, compiler
+    names = ["gb::binary_contig<gb::Add, float, float>",
+             *(f"gb::binary_general<gb::Add, float, float, gb::u{bits}>" for bits in (32, 64))]
+    names += [n for k in catalog.every_instantiation()["variadic"][:2] for n in k.names()]
+    cubin, ptx = (compiler.compile_family("binary", names[:3], arch) for arch in ("sm_90", "compute_90"))
+    entries = virtual.cubin_entries(cubin.binary)
+    assert entries == virtual.ptx_entries(ptx.binary.decode())
+    assert entries[cubin.lowered[names[0]]] == {"params": [launch.head_size(2)], "maxntid": launch.BLOCK}
+    for name, bits in zip(names[1:3], (32, 64)):
+        assert entries[cubin.lowered[name]]["params"] == [launch.general_size(2, bits)]
+    cubin, ptx = (compiler.compile_family("variadic", names[3:], arch) for arch in ("sm_90", "compute_90"))
+    assert virtual.cubin_entries(cubin.binary) == virtual.ptx_entries(ptx.binary.decode())
+
+
+def test_cubin_parameter_records_of_a_kernel_of_several_parameters():
+    """Parameters of several sizes and alignments, unbounded blocks: the CUBIN's records in order."""
+    from gpubcast.cuda import compiler
+    nvrtc = compiler.nvrtc_module()
+    src = ('struct S { char c[12]; }; extern "C" __global__ void k(char a, double b, S s, float* p, short h, '
+           'long long q) { if (p) p[0] = a + b + s.c[3] + h + q; }')
+    got = {}
+    for arch in ("sm_90", "compute_90"):
+        prog = nvrtc.createProgram(src, "k.cu", [], [])
+        try:
+            nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}"])
+            got[arch] = compiler._cubin(prog) if arch == "sm_90" else nvrtc.getPTX(prog)
+        finally:
+            nvrtc.destroyProgram(prog)
+    want = {"k": {"params": [1, 8, 12, 8, 2, 8], "maxntid": None}}
+    assert virtual.cubin_entries(got["sm_90"]) == want
+    assert virtual.ptx_entries(got["compute_90"].decode() if isinstance(got["compute_90"], bytes)
+                               else got["compute_90"]) == want
 
 
 def _add_launch(cp, n_plan, a, b, out, shift=0):

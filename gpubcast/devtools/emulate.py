@@ -365,11 +365,34 @@ def build(family: str, names: list[str]) -> Path:
 CHUNK = 96    # instantiations per shared library: parallel g++ runs, smaller rebuilds
 
 
+@functools.lru_cache(maxsize=len(sources.FAMILIES))   # the catalog's families only (``_libraries``)
+def _catalog_chunks(family: str) -> tuple[tuple[tuple[str, ...], ...], dict[str, int]]:
+    """The catalog's instantiations of ``family`` cut into libraries of ``CHUNK`` (catalog order),
+    and each name's library: every Emulator asking for any of them builds the same libraries, so
+    they are built once (and cached once) whichever subset a caller wants."""
+    names = [n for k in catalog.every_instantiation().get(family, ()) for n in k.names()]
+    chunks = tuple(tuple(names[i:i + CHUNK]) for i in range(0, len(names), CHUNK))
+    return chunks, {n: i for i, chunk in enumerate(chunks) for n in chunk}
+
+
+def _libraries(wanted: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    """(family, names) of each library holding ``wanted``: the catalog's libraries holding its names
+    (``_catalog_chunks``), the other names (a generated family's, ...) in libraries of their own."""
+    out = []
+    for family, names in wanted.items():
+        chunks, where = _catalog_chunks(family) if family in sources.FAMILIES else ((), {})
+        out += [(family, list(chunks[i])) for i in sorted({where[n] for n in names if n in where})]
+        rest = [n for n in names if n not in where]
+        out += [(family, rest[i:i + CHUNK]) for i in range(0, len(rest), CHUNK)]
+    return out
+
+
 class Emulator:
     """Runs launches of the kernels it was built with on the CPU.
 
     ``kernels``: iterable of ``catalog.Kernels`` (all three variants of each are built) or
-    of (family, name expression) pairs.  Libraries are built ``jobs`` at a time.
+    of (family, name expression) pairs; a catalog kernel comes with the others of its library
+    (``_libraries``).  Libraries are built ``jobs`` at a time.
     """
 
     def __init__(self, kernels, *, jobs: int = 2):
@@ -383,8 +406,7 @@ class Emulator:
                 if name not in wanted.setdefault(family, []):
                     wanted[family].append(name)
         self._entries: dict[str, tuple] = {}
-        chunks = [(family, names[i:i + CHUNK]) for family, names in wanted.items()
-                  for i in range(0, len(names), CHUNK)]
+        chunks = _libraries(wanted)
         with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
             libs = list(pool.map(lambda chunk: build(*chunk), chunks))
         for (_, names), lib in zip(chunks, libs):

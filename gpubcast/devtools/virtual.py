@@ -11,12 +11,12 @@ call ``Function.__call__(grid, block, args)``, which here
   ``MemoryPointer`` or ``None`` is an 8-byte pointer; a NumPy array of size 1 is passed by value,
   its own bytes (any other NumPy array is a TypeError); a NumPy scalar is its own bytes; a Python
   bool / int / float / complex is a bool / int64 (uint64 from 2**63) / double / complex128;
-* checks them against the kernel's parameters as NVRTC compiled it (the ``.param`` list of its
-  PTX ``.entry``, compiled for ``compute_XX``): count, and each argument's byte size against the
-  parameter's (a mismatch makes a GPU read a wrong or garbage value); the host build's struct
-  size must equal the parameter's too;
+* checks them against the kernel's parameters in the binary the backend loaded, as the driver reads
+  them (a CUBIN's ``.nv.info.<kernel>`` parameter records, a PTX ``.entry``'s ``.param`` list):
+  count, and each argument's byte size against the parameter's (a mismatch makes a GPU read a
+  wrong or garbage value); the host build's struct size must equal the parameter's too;
 * checks the launch: ``get_function`` finds the lowered name among the loaded CUBIN's (ELF
-  symbol table) or PTX's entries, and it equals NVRTC's lowered name of the name expression; block
+  symbol table) or PTX's entries, and it is NVRTC's lowered name of a name expression; block
   size within ``.maxntid`` and 1024, grid within CUDA's limits, the stream is the current one and
   not a stream other than the capturing one while a capture runs;
 * runs the launch with the host-built kernel of the same instantiation
@@ -237,13 +237,23 @@ ndarray.__hash__ = None
 
 # ---- kernels: modules, functions, launches ------------------------------------------------------
 
-def elf_functions(binary: bytes) -> set[str]:
-    """Names of the function symbols of an ELF64 little-endian file (a CUBIN)."""
+def _elf_sections(binary: bytes) -> tuple[list[tuple], int]:
+    """The section headers of an ELF64 little-endian file (a CUBIN) and the index of the one
+    holding the section names."""
     if binary[:4] != b"\x7fELF" or binary[4] != 2 or binary[5] != 1:
         raise VirtualCudaError("CUDA_ERROR_INVALID_IMAGE: not an ELF64 little-endian CUBIN")
     shoff, = struct.unpack_from("<Q", binary, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", binary, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", binary, shoff + i * shentsize) for i in range(shnum)]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", binary, 0x3A)
+    return [struct.unpack_from("<IIQQQQIIQQ", binary, shoff + i * shentsize) for i in range(shnum)], shstrndx
+
+
+def _cstring(binary: bytes, at: int) -> str:
+    return binary[at:binary.index(b"\0", at)].decode()
+
+
+def elf_functions(binary: bytes) -> set[str]:
+    """Names of the function symbols of an ELF64 little-endian file (a CUBIN)."""
+    sections, _ = _elf_sections(binary)
     names = set()
     for sh in sections:
         if sh[1] != 2:                                  # SHT_SYMTAB
@@ -252,40 +262,55 @@ def elf_functions(binary: bytes) -> set[str]:
         for off in range(sh[4], sh[4] + sh[5], sh[9]):
             st_name, st_info = struct.unpack_from("<IB", binary, off)
             if st_info & 0xF == 2:                      # STT_FUNC
-                end = binary.index(b"\0", strtab[4] + st_name)
-                names.add(binary[strtab[4] + st_name:end].decode())
+                names.add(_cstring(binary, strtab[4] + st_name))
     return names
 
 
-_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)\s*((?:\.\w+[^\n{]*\n\s*)*)\{")
-_PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.([busf])(\d+)\s+[\w$]+(?:\[(\d+)\])?")
+# CUBIN kernel attributes (section ``.nv.info.<kernel>``): records of a format byte, an attribute byte
+# and a value; 4-byte headers, an EIFMT_SVAL's value sized by the header's last 2 bytes
+_EIFMT_SVAL = 4
+_EIATTR_KPARAM_INFO = 0x17       # one per parameter: index u32, ordinal u16, offset u16, flags u32 (size: bits 18-31)
+_EIATTR_MAX_THREADS = 0x05       # __launch_bounds__: the block's dims, 3 x u32
 
+
+def cubin_entries(binary: bytes) -> dict:
+    """kernel name -> {"params": [byte size of each parameter, in order], "maxntid": threads or None}
+    of a CUBIN, as the driver reads them (its ``.nv.info.<kernel>`` sections)."""
+    sections, shstrndx = _elf_sections(binary)
+    names_at = sections[shstrndx][4]
+    out = {}
+    for sh in sections:
+        section = _cstring(binary, names_at + sh[0])
+        if not section.startswith(".nv.info."):
+            continue
+        data = binary[sh[4]:sh[4] + sh[5]]
+        params, maxntid, i = {}, None, 0
+        while i + 4 <= len(data):
+            fmt, attr, size = data[i], data[i + 1], struct.unpack_from("<H", data, i + 2)[0]
+            value = data[i + 4:i + 4 + size] if fmt == _EIFMT_SVAL else b""
+            if attr == _EIATTR_KPARAM_INFO and fmt == _EIFMT_SVAL:
+                _, ordinal, _, flags = struct.unpack_from("<IHHI", value)
+                params[ordinal] = flags >> 18
+            elif attr == _EIATTR_MAX_THREADS and fmt == _EIFMT_SVAL:
+                maxntid = math.prod(struct.unpack_from("<III", value))
+            i += 4 + (size if fmt == _EIFMT_SVAL else 0)
+        out[section[len(".nv.info."):]] = {"params": [params[k] for k in sorted(params)], "maxntid": maxntid}
+    return out
+
+
+_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)\s*((?:\.\w+[^\n{]*\n\s*)*)\{")
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.[busf](\d+)\s+[\w$]+(?:\[(\d+)\])?")
 
 
 def ptx_entries(ptx: str) -> dict:
-    """entry name -> {"params": [(size, align)], "maxntid": threads or None} of a PTX module."""
+    """entry name -> {"params": [byte size of each parameter], "maxntid": threads or None} of a PTX module."""
     out = {}
     for m in _ENTRY.finditer(ptx):
-        params = []
-        for p in _PARAM.finditer(m.group(2)):
-            align, _, bits, count = p.groups()
-            size = int(bits) // 8 * (int(count) if count else 1)
-            params.append((size, int(align) if align else int(bits) // 8))
+        params = [int(bits) // 8 * (int(count) if count else 1) for bits, count in _PARAM.findall(m.group(2))]
         ntid = re.search(r"\.maxntid\s+([\d,\s]+)", m.group(3))
         maxntid = math.prod(int(v) for v in ntid.group(1).split(",") if v.strip()) if ntid else None
         out[m.group(1)] = {"params": params, "maxntid": maxntid}
     return out
-
-
-@functools.cache
-def kernel_info(family: str, name: str, arch: str = "compute_90") -> tuple[str, dict]:
-    """(lowered name, PTX entry info) of name expression ``name`` as NVRTC compiles it."""
-    ptx, lowered = compiler.cached_kernel(family, name, arch)
-    entries = ptx_entries(ptx.decode() if isinstance(ptx, bytes) else ptx)
-    if lowered not in entries:
-        raise VirtualCudaError(f"NVRTC's lowered name {lowered} of {name} is no .entry of its PTX "
-                               f"({', '.join(entries)})")
-    return lowered, entries[lowered]
 
 
 @functools.cache
@@ -325,17 +350,19 @@ def marshal(x) -> bytes:
 
 class Module:
     def __init__(self, cp: VirtualCupy):
-        self._cp, self.symbols, self.kind = cp, None, None
+        self._cp, self.symbols, self.entries, self.kind = cp, None, {}, None
 
     def load(self, binary):
         if not isinstance(binary, bytes):
             raise TypeError(f"Argument 'cubin' has incorrect type (expected bytes, got {type(binary).__name__})")
         if binary[:4] == b"\x7fELF":
-            self.kind, self.symbols = "cubin", elf_functions(binary)
+            self.kind, self.entries = "cubin", cubin_entries(binary)
+            self.symbols = elf_functions(binary)
         else:
             if not binary.endswith(b"\0"):
                 raise VirtualCudaError("CUDA_ERROR_INVALID_PTX: PTX handed to the driver must end with a NUL")
-            self.kind, self.symbols = "ptx", set(ptx_entries(binary[:-1].decode()))
+            self.kind, self.entries = "ptx", ptx_entries(binary[:-1].decode())
+            self.symbols = set(self.entries)
 
     def get_function(self, name):
         name = name.decode() if isinstance(name, bytes) else name
@@ -352,9 +379,9 @@ class Function:
             self.family, self.name = cp._names[lowered]
         except KeyError:
             raise VirtualCudaError(f"{lowered}: not a kernel compiled through gpubcast.cuda.compiler") from None
-        lowered_ptx, self.entry = kernel_info(self.family, self.name)
-        if lowered_ptx != lowered:
-            raise VirtualCudaError(f"{self.name}: loaded as {lowered}, NVRTC lowers it to {lowered_ptx}")
+        self.entry = module.entries.get(lowered)
+        if self.entry is None:
+            raise VirtualCudaError(f"{self.name} ({lowered}): the {module.kind} has no parameter list for it")
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None, enable_cooperative_groups=False):
         if not isinstance(grid, tuple) or not isinstance(block, tuple):
@@ -368,11 +395,10 @@ class Function:
         where = f"{self.name} ({self.lowered})"
         if len(data) != len(params):
             raise VirtualCudaError(f"{where}: {len(data)} arguments for {len(params)} parameters")
-        for k, (got, (size, align)) in enumerate(zip(data, params)):
+        for k, (got, size) in enumerate(zip(data, params)):
             if len(got) != size:
-                raise VirtualCudaError(f"{where}: argument {k} is {len(got)} bytes, its parameter "
-                                       f"(.param .align {align} .b8 [{size}]) {size}: the GPU would read "
-                                       f"{'past the argument' if len(got) < size else 'part of it'}")
+                raise VirtualCudaError(f"{where}: argument {k} is {len(got)} bytes, its parameter {size}: "
+                                       f"the GPU would read {'past the argument' if len(got) < size else 'part of it'}")
         threads = math.prod(block)
         limit = min(MAX_THREADS, self.entry["maxntid"] or MAX_THREADS)
         if threads > limit or any(b > m for b, m in zip(block, MAX_BLOCK)):
