@@ -13,7 +13,8 @@ while ``|x| < SIN_COS_REDUCED``; ``sin_cos_large`` counts larger finite argument
 (``rows.unary_row``) run a row holding one through the C library instead (``scalars``).
 
 Coefficients: Taylor series (1/k! and 1/(2k+1)), truncated where the next term is below 3e-9
-relative (a tenth of a float32 ulp); fdlibm's pi/2 split (33 bits and the rest).
+relative (a tenth of a float32 ulp); fdlibm's pi/2 split (33 bits and the rest) and its minimax
+sin/cos kernels for float.
 """
 
 from __future__ import annotations
@@ -210,6 +211,12 @@ def arctanh_single(v):
     return np.float32(fcopysign(0.5 * log1p64(2.0 * a / (1.0 - a)), x))  # a > 1: log1p(< -1) is NaN
 
 
+@inlined
+def sigmoid_single(v):
+    """1 / (1 + e^-v): 0 below -104, 1 above 17 (float32's rounding of it), NaN kept."""
+    return _nan_kept(v, 1.0 / (1.0 + exp64(-np.float64(v))))
+
+
 @register_jitable
 def tanh64(x):
     """tanh to 1e-9 (NaN: callers select)."""
@@ -329,18 +336,25 @@ def _quarter_turns(x):
     return k - 4.0 * ffloor(k * 0.25), r
 
 
+# fdlibm's float kernels (k_sinf.c, k_cosf.c: minimax on |r| <= pi/4, in float64)
+_S1, _S2 = float.fromhex("-0x15555554cbac77p-55"), float.fromhex("0x111110896efbb2p-59")
+_S3, _S4 = float.fromhex("-0x1a00f9e2cae774p-65"), float.fromhex("0x16cd878c3b46a7p-71")
+_C0, _C1 = float.fromhex("-0x1ffffffd0c5e81p-54"), float.fromhex("0x155553e1053a42p-57")
+_C2, _C3 = float.fromhex("-0x16c087e80f1e27p-62"), float.fromhex("0x199342e0ee5069p-68")
+
+
 @register_jitable
 def _sin_poly(r):
-    """sin r for |r| <= pi/4 to 2e-9 relative: Taylor to r^9/9!."""
+    """sin r for |r| <= pi/4 to 2^-37.5 relative (fdlibm's __kernel_sindf)."""
     z = r * r
-    return r * (1.0 + z * (-1.0 / 6.0 + z * (1.0 / 120.0 + z * (-1.0 / 5040.0 + z * (1.0 / 362880.0)))))  # -0 kept
+    return r * (1.0 + z * (_S1 + z * (_S2 + z * (_S3 + z * _S4))))  # -0 kept
 
 
 @register_jitable
 def _cos_poly(r):
-    """cos r for |r| <= pi/4 to 2e-10: Taylor to r^10/10!."""
+    """cos r for |r| <= pi/4 to 2^-34.1 (fdlibm's __kernel_cosdf)."""
     z = r * r
-    return 1.0 + z * (-0.5 + z * (1.0 / 24.0 + z * (-1.0 / 720.0 + z * (1.0 / 40320.0 + z * (-1.0 / 3628800.0)))))
+    return 1.0 + z * (_C0 + z * (_C1 + z * (_C2 + z * _C3)))
 
 
 @inlined

@@ -953,7 +953,7 @@ def _declare_unary():
         "log": {"f": _lift1(_float32_fast(F32.log_single, math.log)), "c": _complex_function(system_clog, cmath.log)},
         "tanh": {"f": _lift1(lambda v: _tanh(v)), "c": _complex_function(system_ctanh, cmath.tanh)},
         "erf": {"f": _lift1(lambda v: _erf(v))},
-        "sigmoid": {"f": _lift1(lambda v: _sigmoid(v))},
+        "sigmoid": {"f": _lift1(_float32_fast(F32.sigmoid_single, _sigmoid))},
         "reciprocal": {"f": _lift1(lambda v: like(v, 1) / v), "c": _lift1(lambda v: _creciprocal(v))},
         "floor": {"b": ident, "i": ident, "u": ident, "f": _lift1(lambda v: ffloor(v))},
         "ceil": {"b": ident, "i": ident, "u": ident, "f": _lift1(lambda v: fceil(v))},
