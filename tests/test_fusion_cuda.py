@@ -84,7 +84,8 @@ def gelu(x, bias):
     return 0.5 * h * (1 + gb.tanh(0.7978845608 * (h + 0.044715 * h * h * h)))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float64, marks=pytest.mark.slow),
+                                   pytest.param(np.float16, marks=pytest.mark.slow), ml_dtypes.bfloat16], ids=str)
 def test_benchmark_chains(dtype, cupy, launched):
     a, x, b = _v((1, 8, 1, 1), dtype), _v((4, 8, 9, 11), dtype), _v((1, 8, 1, 1), dtype)
     _fused_and_unfused(lambda a, x, b: a * x + b, cupy, launched, a, x, b)
@@ -117,7 +118,8 @@ def test_unary_math_variadic_and_casts(cupy, launched):
     _fused_and_unfused(lambda x: gb.multiply(x, 3, dtype=np.float64) + gb.reciprocal(x), cupy, launched, x)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float16, marks=pytest.mark.slow), ml_dtypes.bfloat16],
+                         ids=str)
 def test_activation_chains(dtype, cupy, launched):
     """Unary, one-parameter and parametric (x, p, q) activations in one generated kernel, bit for bit
     the unfused chain; a tensor parameter broadcast to x."""
