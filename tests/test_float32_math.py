@@ -4,6 +4,7 @@ random bit patterns, dense ranges and the special values; sin/cos of a row holdi
 (beyond the polynomial reduction) take the C library for it and give every other element the same
 value as without it."""
 
+import math
 import warnings
 
 import numpy as np
@@ -12,9 +13,10 @@ import pytest
 import gpubcast as gb
 
 FUNCTIONS = ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "cbrt", "exp", "exp2", "expm1", "log", "log2",
-             "log10", "log1p", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid")
+             "log10", "log1p", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid", "gelu")
 #: NumPy's float64 function of each (its ufunc of the name, else this)
-FLOAT64 = {"sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x))}
+FLOAT64 = {"sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+           "gelu": lambda x: 0.5 * x * np.vectorize(math.erfc, otypes=[np.float64])(x * -0.7071067811865476)}
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 1.1754944e-38,
                     3.4028235e38, -3.4028235e38, 2.0 ** 19, 2.0 ** 19 - 0.03125, -(2.0 ** 19), 88.72, 88.73,
                     -103.9, -104.0, 127.99, 128.0, -149.0, -150.0, 0.5, -0.5, 0.49999997, 1e-8, -1e-8,

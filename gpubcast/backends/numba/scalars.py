@@ -1133,9 +1133,9 @@ def _tanh_kept(v):
 
 
 def _declare_activations():
-    """Each activation as a float64 formula over ``exp``, ``expm1``, ``log1p`` and ``tanh``: the C
+    """Each activation as a float64 formula over ``exp``, ``expm1``, ``log1p``, ``tanh`` and ``erfc``: the C
     library's for float64 inputs, ``float32_math``'s (vectorised) for float32, float16 and bfloat16."""
-    def formulas(exp, expm1, log1p, tanh):
+    def formulas(exp, expm1, log1p, tanh, erfc):
         def softplus(v):  # NumPy's logaddexp(0, v): max(v, 0) + log1p(exp(-|v|)); NaN stays NaN
             r = log1p(exp(-fabs_(v)))
             return v if v != v else (v + r if v > 0.0 else r)
@@ -1146,7 +1146,7 @@ def _declare_activations():
             "mish": lambda v: v * tanh(softplus(v)),
             "hard_swish": lambda v: v * _clip01(v / 6.0 + 0.5),
             "hsigmoid": lambda v: _clip06(v + 3.0) / 6.0,
-            "gelu": lambda v: 0.5 * v * math.erfc(v * -0.7071067811865476),
+            "gelu": lambda v: 0.5 * v * erfc(v * -0.7071067811865476),
             "gelu_tanh": lambda v: v / (1.0 + exp(-1.5957691216057308 * (v + 0.044715 * (v * v * v)))),
         }
         two = {
@@ -1163,8 +1163,8 @@ def _declare_activations():
         }
         return one, two, three
 
-    general = formulas(math.exp, math.expm1, math.log1p, math.tanh)
-    single = formulas(_exp_kept, math.expm1, F32.log1p64, _tanh_kept)
+    general = formulas(math.exp, math.expm1, math.log1p, math.tanh, math.erfc)
+    single = formulas(_exp_kept, math.expm1, F32.log1p64, _tanh_kept, F32.erfc64)
     return tuple({n: {"f": _by_width(_act(f), _act(s[n], inline=True))} for n, f in g.items()}
                  for g, s in zip(general, single))
 
