@@ -58,6 +58,9 @@ _PRELUDE = """\
 // variable per OS thread, which runs one block at a time, so one per block, shared by its fibers.
 #define __shared__ static thread_local
 #include <vector_types.h>
+// plain inline, not CUDA's always_inline: g++ -O0 then builds the harness about 3x faster
+#undef __forceinline__
+#define __forceinline__ inline
 #include <string.h>
 #include <stdlib.h>
 #include <setjmp.h>
