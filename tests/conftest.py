@@ -42,3 +42,23 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords and not ("cupy" in getattr(item, "fixturenames", ()) and use_virtual()):
             item.add_marker(skip)
+
+
+def sampled(cases, keep, ids, active=True):
+    """``cases`` as pytest params; where ``active``, those not ``keep(i, case)`` are marked ``slow``
+    (``make test`` runs the sample, ``make test-all`` every case)."""
+    return [pytest.param(*c, id=i, marks=() if not active or keep(k, c) else pytest.mark.slow)
+            for k, (c, i) in enumerate(zip(cases, ids))]
+
+
+def one_dtype_per_op(cases, every_dtype=()):
+    """A ``keep`` for ``sampled`` over (op name, dtype) cases: each op with one of its dtypes, rotating
+    through them op by op (so the sample holds every dtype), and the ops ``every_dtype`` with all."""
+    names = sorted({n for n, _ in cases})
+    mine = {n: [t for m, t in cases if m == n] for n in names}
+    assert set(every_dtype) <= set(names), f"not among the cases: {set(every_dtype) - set(names)}"
+
+    def keep(k, case):
+        name, dtype = case[:2]
+        return name in every_dtype or dtype == mine[name][names.index(name) % len(mine[name])]
+    return keep

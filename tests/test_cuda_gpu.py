@@ -12,7 +12,8 @@ emulation.
 
 import numpy as np
 import pytest
-from conftest import use_virtual
+from conftest import one_dtype_per_op, use_virtual
+from conftest import sampled as _sampled
 
 import gpubcast as gb
 from gpubcast import backends
@@ -55,23 +56,14 @@ def assert_agrees(op_name, got, want, dtype):
 
 def sampled(cases, keep, ids):
     """``cases`` as pytest params; on the virtual device those not ``keep(i, case)`` are marked slow."""
-    virtual = use_virtual()
-    return [pytest.param(*c, id=i, marks=() if not virtual or keep(k, c) else pytest.mark.slow)
-            for k, (c, i) in enumerate(zip(cases, ids))]
+    return _sampled(cases, keep, ids, active=use_virtual())
 
 
 BINARY = [(name, t) for name, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"
           for t in sorted({pair[0] for pair in checks.dtypes_for(op, ALL_DTYPES)}, key=str)]
 
 
-_BINARY_OPS = sorted({n for n, _ in BINARY})
-
-
-def _binary_sample(k, case):
-    """Every dtype with add; every op with one dtype (rotating through the dtypes it takes)."""
-    name, dtype = case
-    mine = [t for n, t in BINARY if n == name]
-    return name == "add" or dtype == mine[_BINARY_OPS.index(name) % len(mine)]
+_binary_sample = one_dtype_per_op(BINARY, every_dtype=("add",))   # every dtype with add, every op once
 
 
 @pytest.mark.parametrize("name, dtype", sampled(BINARY, _binary_sample, [f"{n}-{t}" for n, t in BINARY]))
@@ -87,14 +79,7 @@ def test_binary_op_every_layout(name, dtype, cupy):
 
 
 UNARY = [(name, t[0]) for name in ops.UNARY for t in checks.dtypes_for(ops.get(name), ALL_DTYPES)]
-_UNARY_OPS = sorted({n for n, _ in UNARY})
-
-
-def _unary_sample(k, case):
-    """Every op with one dtype (rotating through the dtypes it takes)."""
-    name, dtype = case
-    mine = [t for n, t in UNARY if n == name]
-    return dtype == mine[_UNARY_OPS.index(name) % len(mine)]
+_unary_sample = one_dtype_per_op(UNARY)   # every op with one dtype (rotating through the dtypes it takes)
 
 
 @pytest.mark.parametrize("name, dtype", sampled(UNARY, _unary_sample, [f"{n}-{t}" for n, t in UNARY]))

@@ -13,9 +13,12 @@ import gpubcast as gb
 from gpubcast import backends, ops
 from gpubcast.dispatch import apply
 
+from conftest import one_dtype_per_op, sampled
 from numba_cases import LAYOUTS, inputs_for, loop_types, mismatch, op_dtype_cases, run_both, tolerance
 
 CASES = op_dtype_cases()
+#: run by ``make test``: every op with one dtype (rotating), and every dtype of one op of each kind
+SAMPLE = one_dtype_per_op(CASES, every_dtype=("add", "negative", "where", "sum", "copy"))
 
 #: operand shapes per op kind: equal shapes, then broadcasting ones
 SHAPES = {
@@ -40,7 +43,7 @@ def _check(op, inputs, name, dt, what, **kw):
     return got
 
 
-@pytest.mark.parametrize("name,dt", CASES, ids=[f"{n}-{d}" for n, d in CASES])
+@pytest.mark.parametrize("name,dt", sampled(CASES, SAMPLE, [f"{n}-{d}" for n, d in CASES]))
 def test_op_dtype_layouts(name, dt):
     """Each op on each dtype it accepts, over every layout, broadcasting, rank 0 and zero-size."""
     op = ops.get(name)
