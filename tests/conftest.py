@@ -51,14 +51,21 @@ def sampled(cases, keep, ids, active=True):
             for k, (c, i) in enumerate(zip(cases, ids))]
 
 
-def one_dtype_per_op(cases, every_dtype=()):
-    """A ``keep`` for ``sampled`` over (op name, dtype) cases: each op with one of its dtypes, rotating
-    through them op by op (so the sample holds every dtype), and the ops ``every_dtype`` with all."""
+def rotating_dtype(cases) -> dict:
+    """op name -> one of its dtypes among (op name, dtype) ``cases``, rotating through them op by op
+    (sorted by name), so that together the ops pick every dtype."""
     names = sorted({n for n, _ in cases})
     mine = {n: [t for m, t in cases if m == n] for n in names}
-    assert set(every_dtype) <= set(names), f"not among the cases: {set(every_dtype) - set(names)}"
+    return {n: mine[n][k % len(mine[n])] for k, n in enumerate(names)}
+
+
+def one_dtype_per_op(cases, every_dtype=()):
+    """A ``keep`` for ``sampled`` over (op name, dtype) cases: each op with its ``rotating_dtype``,
+    and the ops ``every_dtype`` with all."""
+    pick = rotating_dtype(cases)
+    assert set(every_dtype) <= set(pick), f"not among the cases: {set(every_dtype) - set(pick)}"
 
     def keep(k, case):
         name, dtype = case[:2]
-        return name in every_dtype or dtype == mine[name][names.index(name) % len(mine[name])]
+        return name in every_dtype or dtype == pick[name]
     return keep

@@ -13,7 +13,7 @@ shapes and ``out=`` of every wrong kind.  Properties:
 - numpy-rule calls of the NumPy-style binary ops equal NumPy's ufunc wherever NumPy defines a value
   (NumPy raises for an integer to a negative power; gpubcast does not, see API.md).
 
-Examples: 60 per test by default, the suite's Hypothesis cap (derandomized: the same examples every
+Examples: 30 per test by default, half the suite's Hypothesis cap (derandomized: the same examples every
 run; 16 tests: one per front end and, for the NumPy-style API, one per kind of ``out=``);
 ``GPUBCAST_FUZZ_EXAMPLES=5000`` for a long local run (random examples above 200).
 """
@@ -35,7 +35,7 @@ from gpubcast import BroadcastError, dtypes
 
 from numba_cases import LAYOUTS, values
 
-EXAMPLES = int(os.environ.get("GPUBCAST_FUZZ_EXAMPLES", "60"))  # per test (there are 16)
+EXAMPLES = int(os.environ.get("GPUBCAST_FUZZ_EXAMPLES", "30"))  # per test (there are 16)
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,
                 suppress_health_check=list(HealthCheck))
 
