@@ -85,7 +85,8 @@ def gelu(x, bias):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float64, marks=pytest.mark.slow),
-                                   pytest.param(np.float16, marks=pytest.mark.slow), ml_dtypes.bfloat16], ids=str)
+                                   pytest.param(np.float16, marks=pytest.mark.slow),
+                                   pytest.param(ml_dtypes.bfloat16, marks=pytest.mark.slow)], ids=str)
 def test_benchmark_chains(dtype, cupy, launched):
     a, x, b = _v((1, 8, 1, 1), dtype), _v((4, 8, 9, 11), dtype), _v((1, 8, 1, 1), dtype)
     _fused_and_unfused(lambda a, x, b: a * x + b, cupy, launched, a, x, b)
@@ -118,8 +119,8 @@ def test_unary_math_variadic_and_casts(cupy, launched):
     _fused_and_unfused(lambda x: gb.multiply(x, 3, dtype=np.float64) + gb.reciprocal(x), cupy, launched, x)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float16, marks=pytest.mark.slow), ml_dtypes.bfloat16],
-                         ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float16, marks=pytest.mark.slow),
+                                   pytest.param(ml_dtypes.bfloat16, marks=pytest.mark.slow)], ids=str)
 def test_activation_chains(dtype, cupy, launched):
     """Unary, one-parameter and parametric (x, p, q) activations in one generated kernel, bit for bit
     the unfused chain; a tensor parameter broadcast to x."""
@@ -237,7 +238,7 @@ def test_random_chains_fused_equal_unfused_on_cuda(cupy, launched):
     from test_fusion import _program, chains
     compared = []
 
-    @settings(max_examples=20, deadline=None)
+    @settings(max_examples=12, deadline=None)
     @given(chains())
     def check(chain):
         args, steps = chain
@@ -262,7 +263,7 @@ def test_random_chains_fused_equal_unfused_on_cuda(cupy, launched):
         compared.append(1)
 
     check()
-    assert len(compared) >= 6, len(compared)
+    assert len(compared) >= 4, len(compared)   # most random chains compute (the rest refuse as unfused)
 
 
 def test_onnx_backend_runs_chains_as_generated_kernels(cupy, launched):

@@ -64,9 +64,11 @@ def test_op_dtype_layouts(name, dt):
            **({"shape": (0, 6)} if op.kind == "move" else {}))
 
 
-@pytest.mark.parametrize("name,dt", [c for c in CASES if c[0] in ("add", "divide", "where", "sum", "copy",
-                                                                  "maximum", "power", "less")],
-                         ids=lambda c: str(c))
+OUT_CASES = [c for c in CASES if c[0] in ("add", "divide", "where", "sum", "copy", "maximum", "power", "less")]
+
+
+@pytest.mark.parametrize("name,dt", sampled(OUT_CASES, one_dtype_per_op(OUT_CASES, every_dtype=("add",)),
+                                            [f"{n}-{d}" for n, d in OUT_CASES]))
 def test_out_layouts(name, dt):
     """``out=`` of any layout (transposed, sliced, flipped, misaligned) receives NumPy's values."""
     op = ops.get(name)
