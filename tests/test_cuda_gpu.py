@@ -63,7 +63,9 @@ BINARY = [(name, t) for name, op in sorted(ops.REGISTRY.items()) if op.kind == "
           for t in sorted({pair[0] for pair in checks.dtypes_for(op, ALL_DTYPES)}, key=str)]
 
 
-_binary_sample = one_dtype_per_op(BINARY, every_dtype=("add",))   # every dtype with add, every op once
+def _binary_sample(k, case):
+    """Every dtype with add (every binary op runs once on the device in test_binary_rule_sets)."""
+    return case[0] == "add"
 
 
 @pytest.mark.parametrize("name, dtype", sampled(BINARY, _binary_sample, [f"{n}-{t}" for n, t in BINARY]))
@@ -180,7 +182,7 @@ def test_data_movement_every_mode(dtype, cupy):
         assert_agrees("copy", call(None, checks.device_like(x, cupy)), call(None, x), dtype)
 
 
-RANDOM_CASES, RANDOM_SAMPLE = 400, 120    # random cases; those run by default on the virtual device
+RANDOM_CASES, RANDOM_SAMPLE = 400, 60    # random cases; those run by default on the virtual device
 
 
 @pytest.mark.parametrize("part", sampled([("sample",), ("rest",)], lambda k, c: c[0] == "sample",

@@ -308,11 +308,11 @@ def _program(steps):
 
 
 def test_random_chains_fused_equal_unfused():
-    """60 random chains: where the unfused chain refuses (a type or overflow error) the fused call
+    """30 random chains: where the unfused chain refuses (a type or overflow error) the fused call
     refuses with the same error type; otherwise equal results (dtype, shape, bits)."""
     compared = []
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=30, deadline=None)
     @given(chains())
     def check(chain):
         args, steps = chain
@@ -334,7 +334,7 @@ def test_random_chains_fused_equal_unfused():
         compared.append(1)
 
     check()
-    assert len(compared) >= 20, len(compared)  # most chains are computed, not refused
+    assert len(compared) >= 10, len(compared)  # most chains are computed, not refused
 
 
 def test_hot_path_keeps_a_tuple_result():
