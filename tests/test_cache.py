@@ -8,6 +8,7 @@ temporary directory), so nothing here depends on what an earlier run left behind
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 
 from gpubcast import cache
 from gpubcast.backends.numba import cache as numba_cache
+from gpubcast.backends.numba.memory import I64, load
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,6 +122,74 @@ def test_a_warm_cache_is_used(warm_cache, tmp_path):
     _copy(warm_cache, tmp_path)
     drivers, row_hits, row_misses = _check(tmp_path)
     assert drivers > 0 and row_hits > 0 and row_misses == 0
+
+
+#: one call of each kind of compiled function the Numba backend makes (a row of each factory, the
+#: vectorised unary loop, a fused chain), checked against NumPy; prints every cache load as JSON:
+#: [identity, hit]
+EVERY_KIND = textwrap.dedent("""
+    import json
+    import numpy as np, gpubcast as gb
+    from gpubcast.backends.numba import cache as numba_cache
+    loads = []
+    load = numba_cache.VerifiedCache.load_overload
+    def counted(self, sig, context):
+        result = load(self, sig, context)
+        loads.append([self._identity, result is not None])
+        return result
+    numba_cache.VerifiedCache.load_overload = counted
+    x = np.linspace(-3, 3, 40, dtype=np.float32).reshape(5, 8)
+    i = np.arange(-20, 20, dtype=np.int16).reshape(5, 8)
+    close = lambda got, want: np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
+    np.testing.assert_array_equal(gb.negative(i), -i)
+    close(gb.sin(x), np.sin(x))
+    close(gb.add(x, x[0]), x + x[0])
+    close(gb.leaky_relu(x, 0.25), np.where(x >= 0, x, x * np.float32(0.25)))
+    close(gb.hard_sigmoid(x, 0.25, 0.5), np.clip(x * np.float32(0.25) + np.float32(0.5), 0, 1))
+    close(gb.where(x > 0, x, np.float32(7)), np.where(x > 0, x, np.float32(7)))
+    close(gb.onnx.Sum(x, x[0], x[:, :1]), x + x[0] + x[:, :1])
+    close(gb.fuse(lambda v: v * gb.sigmoid(v))(x), x / (1 + np.exp(-x)))
+    print(json.dumps(loads))
+""")
+
+
+def _loads(cache_dir) -> list:
+    """Run EVERY_KIND in a fresh process over ``cache_dir``: its cache loads, [identity, hit]."""
+    env = dict(os.environ, GPUBCAST_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", EVERY_KIND], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_every_kind_of_compiled_function_is_loaded_by_the_next_process(tmp_path):
+    """A key is the same in every process.  A unary row holds its contiguous loop, whose globals
+    hold Numba intrinsics, which Numba pickles under a uuid drawn per process: that key changed
+    with every process, and every new process compiled every unary op again."""
+    first, second = _loads(tmp_path), _loads(tmp_path)
+    made = {identity for identity, _ in first}
+    assert not any(hit for _, hit in first)
+    for factory in ("unary_row-", "binary_row-", "where_row-", "parametric_row-", "variadic_row-", "fused_row-",
+                    "gpubcast.backends.numba.drivers."):
+        assert any(identity.startswith(factory) for identity in made), (factory, made)
+    assert any("unary_vector_sin" in identity for identity in made)
+    assert {identity for identity, _ in second} == made
+    assert [identity for identity, hit in second if not hit] == []
+
+
+def _closure(value):
+    def contiguous():
+        return load(value, 0, I64)     # a global intrinsic: Numba pickles it with its uuid
+
+    def row():
+        return contiguous(), value
+    return row
+
+
+def test_a_closure_digest_names_the_values_not_the_objects():
+    assert numba_cache.closure_digest(_closure(3)) == numba_cache.closure_digest(_closure(3))
+    assert numba_cache.closure_digest(_closure(3)) != numba_cache.closure_digest(_closure(4))
+    assert numba_cache.closure_digest(test_a_closure_digest_names_the_values_not_the_objects) == ""
 
 
 DAMAGES = ("truncated", "garbage", "another entry's bytes", "empty", "one byte flipped")

@@ -21,8 +21,10 @@ Here instead (the same interface to Numba: ``Dispatcher._cache`` / ``CFunc._cach
   *identity* (module and qualname, or for a generated row function its factory and everything it
   was made from: op, codec, raw types), a hash of the Numba backend's sources, the Python, Numba and
   llvmlite versions, and Numba's own key (signature, target CPU and its features, hashes of the
-  bytecode and of the closure's values).  The entry is proven (key and digest) before a byte of it
-  reaches pickle or LLVM, and written atomically;
+  bytecode and of the closure's values -- pickled with an intrinsic or a dispatcher written as what
+  it was made from, not by its uuid, which is drawn anew in every process: with it, a closure
+  holding one, as a unary row holds its contiguous loop, missed in every new process).  The entry
+  is proven (key and digest) before a byte of it reaches pickle or LLVM, and written atomically;
 - symbol uids count from a random start drawn per process (again after ``fork``): no two processes
   give one symbol to two bodies;
 - a load that fails in any way is a miss (the function is compiled); a save that fails is skipped
@@ -32,6 +34,7 @@ Here instead (the same interface to Numba: ``Dispatcher._cache`` / ``CFunc._cach
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import os
 import pickle
@@ -40,7 +43,8 @@ import sys
 
 import llvmlite
 import numba
-from numba.core import bytecode, caching, serialize
+from numba.core import bytecode, caching, extending, serialize
+from numba.core.dispatcher import Dispatcher
 
 from ... import cache
 
@@ -73,6 +77,33 @@ def _random_uids() -> None:
 
 _random_uids()
 os.register_at_fork(after_in_child=_random_uids)  # a forked child would repeat its parent's uids
+
+
+def _made_from(*what):
+    """Stands for an intrinsic or a dispatcher in a key's pickle (keys are hashed, never unpickled)."""
+    raise TypeError("a cache key's pickle is not for loading")
+
+
+class _KeyPickler(serialize.NumbaPickler):
+    """Numba's pickler, but an intrinsic or a dispatcher is pickled as what it was made from (its
+    Python definition and options), not by its per-process uuid: the same closure, the same bytes in
+    every process."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, extending._Intrinsic):
+            return _made_from, ("intrinsic", obj._name, obj._defn)
+        if isinstance(obj, Dispatcher):
+            return _made_from, ("dispatcher", obj.py_func, sorted(obj.targetoptions.items()))
+        return super().reducer_override(obj)
+
+
+def closure_digest(fn) -> str:
+    """Hash of the values ``fn``'s closure holds (``_KeyPickler``), the same in every process."""
+    if fn.__closure__ is None:
+        return ""
+    with io.BytesIO() as buf:
+        _KeyPickler(buf, protocol=4).dump(tuple(c.cell_contents for c in fn.__closure__))
+        return hashlib.sha256(buf.getvalue()).hexdigest()
 
 
 class _Impl(caching.CompileResultCacheImpl):
@@ -112,7 +143,9 @@ class VerifiedCache(caching._Cache):
 
     def key(self, sig, codegen) -> str:
         """The entry key of overload ``sig`` (text: it is compared whole on every load)."""
-        numba_key = caching.Cache._index_key(self, sig, codegen)  # reads self._py_func only
+        # Numba's own key (caching.Cache._index_key), its closure hash made deterministic
+        code = hashlib.sha256(self._py_func.__code__.co_code).hexdigest()
+        numba_key = (sig, codegen.magic_tuple(), (code, closure_digest(self._py_func)))
         return repr((self._identity, SOURCE_HASH, _VERSIONS, numba_key))
 
     def load_overload(self, sig, target_context):
