@@ -48,8 +48,10 @@ from ..backends.reference import HostArrays
 from ..cuda import catalog, launch, sources
 
 PURPOSE = "host emulation"   # who needs the C++ compiler, in hostbuild's errors
+#: -O0 (with __forceinline__ made plain inline below): a build of 96 kernels takes 4 s, not 12;
+#: no exceptions or unwind tables (the harness leaves a thread by _longjmp, never by unwinding): 25% less
 CXX_FLAGS = ("-std=c++17", "-O0", "-fPIC", "-shared", "-ffp-contract=off", "-fno-strict-aliasing",
-             "-w")
+             "-fno-exceptions", "-fno-asynchronous-unwind-tables", "-w")
 STACK_KIB = 256   # the stack of an emulated thread (a fiber), its lowest page a guard
 
 _PRELUDE = """\
