@@ -7,10 +7,15 @@ virtual CUDA device (the real backend path, kernels under host emulation): every
 issue #22 operators, one in ``CUDA_SAMPLE`` of the older operators' (the rest are marked ``slow``).
 """
 
+import importlib
+import pkgutil
 import re
 import warnings
+from unittest import mock
 
 import onnx.backend.test
+import onnx.backend.test.case.node as node_cases
+import onnx.backend.test.runner
 import pytest
 from conftest import use_virtual
 from onnx.backend.test.loader import load_model_tests
@@ -45,9 +50,26 @@ EXCLUDED = {
     r"^test_identity_(sequence|opt)_": "Identity of a sequence or an optional, not a tensor",
 }
 
-with warnings.catch_warnings():  # onnx computes every node test's data on load, with NumPy warnings
+
+
+def _in_scope_node_cases(kind: str = "node", **kw) -> list:
+    """``load_model_tests`` with only the in-scope operators' node-test modules imported: onnx
+    computes each module's cases on import, and importing all of them takes 17 s (the pooling
+    operators' most), in every pytest process.  ``test_selection_covers_every_in_scope_node_test``
+    checks that it finds every selected case the full load finds."""
+    if kind != "node":
+        return []
+    wanted = {op.lower() for op in OPERATORS}
+    for module in pkgutil.iter_modules(node_cases.__path__):
+        if module.name.replace("_", "") in wanted:
+            importlib.import_module(f"{node_cases.__name__}.{module.name}")
+    return list(node_cases._NodeTestCases)
+
+
+with warnings.catch_warnings():  # onnx computes the node tests' data on load, with NumPy warnings
     warnings.simplefilter("ignore", RuntimeWarning)
-    backend_test = onnx.backend.test.BackendTest(GpubcastBackend, __name__)
+    with mock.patch.object(onnx.backend.test.runner, "load_model_tests", _in_scope_node_cases):
+        backend_test = onnx.backend.test.BackendTest(GpubcastBackend, __name__)
 backend_test.include(SELECTED)
 for _pattern in EXCLUDED:
     backend_test.exclude(_pattern)
@@ -75,7 +97,8 @@ def _selected_cases():
 
 
 def test_selection_covers_every_in_scope_node_test():
-    cases = _selected_cases()
+    cases = _selected_cases()      # every operator's modules imported: the full load
+    assert {c.name for c in _in_scope_node_cases() if re.search(SELECTED, c.name + "_cpu")} == {c.name for c in cases}
     ops_of = {case.name: {n.op_type for n in case.model.graph.node} for case in cases}
     # every ONNX node test whose single operator is in scope is selected
     for case in load_model_tests(kind="node"):
