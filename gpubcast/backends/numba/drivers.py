@@ -3,9 +3,12 @@
 A *driver* (``drive``/``drive_parallel``, ``drive_n``/``drive_n_parallel``; compiled once for all
 ops) walks the work items of a plan and calls the row function (``rows``) through its address; the
 parallel drivers run one chunk of items per thread under ``prange``.  Splitting the two keeps compile
-time per (op, dtype) small: only the row function is specialised.  *Launchers* (``launch1``..,
-``address``, ``addresses``) give the data addresses of arrays and the output's writability;
-``run1``..``run3`` run the serial driver whose address ``meta`` holds, from Python in one call.
+time per (op, dtype) small: only the row function is specialised.  The walk itself is one C callable,
+the *chunk runner* (``chunk_address``, its address in meta), which every driver calls: compiled once,
+not once inlined into each driver (a cold cache compiled the drivers in 20 s, most of it this walk).
+*Launchers* (``launch1``.., ``address``, ``addresses``) give the data addresses of arrays and the
+output's writability; ``run1``..``run3`` run the serial driver whose address ``meta`` holds, from
+Python in one call.
 
 Transposed inputs: an input whose elements along the row are far apart but close from row to row
 (e.g. ``a.T``) has each slab (at most TILE_BYTES) copied into scratch in row order first - read
@@ -32,9 +35,9 @@ from numba import literal_unroll, prange, types
 from numba.extending import overload, register_jitable
 
 from .cache import JIT, cfunc, njit
-from .memory import (ACC, I64, SCRATCH, SCRATCH_SLOTS, U8, U16, U32, U64, call_driver, call_row, load, nt_copy,
-                     nt_first, stack_i64, store, store_fence)
-from .meta import (H_DRIVER, H_FLAGS, H_ITEMS, H_M, H_MB, H_N, H_NB, H_ND, H_NOPS, H_R2, H_ROW, H_TB,
+from .memory import (ACC, I64, SCRATCH, SCRATCH_SLOTS, U8, U16, U32, U64, call_chunk, call_driver, call_row, load,
+                     nt_copy, nt_first, stack_i64, store, store_fence)
+from .meta import (H_CHUNK, H_DRIVER, H_FLAGS, H_ITEMS, H_M, H_MB, H_N, H_NB, H_ND, H_NOPS, H_R2, H_ROW, H_TB,
                    H_TRANSPOSED, HEADER, NON_TEMPORAL)
 
 #: rows shorter than this many bytes are written with plain stores even under NON_TEMPORAL
@@ -301,6 +304,27 @@ def _streamed(row, pp, offs, strides, nops, n, m, scratch, osz, redirect, packed
             j += w
 
 
+def _chunk_runner(row, c, nchunks, pp, mp, work, scratch):
+    _run_chunk(row, c, nchunks, pp, mp, work, scratch)
+
+
+_CHUNK = []
+
+
+def chunk_address() -> int:
+    """Address of ``_run_chunk`` as a C callable ``void(row, c, nchunks, pp, meta address, work,
+    scratch)`` (compiled on first use), for meta[H_CHUNK]."""
+    if not _CHUNK:
+        _CHUNK.append(cfunc(types.void(*(types.int64,) * 7), _chunk_runner, f"{__name__}._chunk_runner", **JIT))
+    return _CHUNK[0].address
+
+
+@register_jitable
+def _chunk(row, c, nchunks, pp, mp, work, scratch):
+    """``_run_chunk`` through the chunk runner whose address meta holds."""
+    call_chunk(load(mp, H_CHUNK, I64), row, np.int64(c), np.int64(nchunks), pp, mp, work, scratch)
+
+
 @register_jitable
 def _serial(row, p0, p1, p2, p3, mp):
     """Serial driver over up to four operands (inputs, then the output; unused addresses 0)."""
@@ -312,7 +336,7 @@ def _serial(row, p0, p1, p2, p3, mp):
     st = check(mp, pp)
     if st:
         return st
-    _run_chunk(row, 0, 1, pp, mp, stack_i64(WORK_SLOTS), stack_i64(SCRATCH_SLOTS))
+    _chunk(row, 0, 1, pp, mp, stack_i64(WORK_SLOTS), stack_i64(SCRATCH_SLOTS))
     return 0
 
 
@@ -352,7 +376,7 @@ def drive_parallel(row, p0, p1, p2, p3, meta, threads):
         return st
     nchunks = max(1, min(meta[H_ITEMS], threads))
     for c in prange(nchunks):
-        _run_chunk(row, c, nchunks, pp, mp, stack_i64(WORK_SLOTS), stack_i64(SCRATCH_SLOTS))
+        _chunk(row, c, nchunks, pp, mp, stack_i64(WORK_SLOTS), stack_i64(SCRATCH_SLOTS))
     return 0
 
 
@@ -364,7 +388,7 @@ def drive_n(row, ptrs, meta):
     if st:
         return st
     work = np.empty(10 * meta[H_NOPS] + meta[H_ND], np.int64)
-    _run_chunk(row, 0, 1, pp, mp, np.int64(work.ctypes.data), stack_i64(SCRATCH_SLOTS))
+    _chunk(row, 0, 1, pp, mp, np.int64(work.ctypes.data), stack_i64(SCRATCH_SLOTS))
     return 0
 
 
@@ -378,5 +402,5 @@ def drive_n_parallel(row, ptrs, meta, threads):
     nchunks = max(1, min(meta[H_ITEMS], threads))
     for c in prange(nchunks):
         work = np.empty(10 * meta[H_NOPS] + meta[H_ND], np.int64)
-        _run_chunk(row, c, nchunks, pp, mp, np.int64(work.ctypes.data), stack_i64(SCRATCH_SLOTS))
+        _chunk(row, c, nchunks, pp, mp, np.int64(work.ctypes.data), stack_i64(SCRATCH_SLOTS))
     return 0

@@ -62,9 +62,9 @@ def store(typingctx, addr, idx, val, cls):
 
 
 @intrinsic
-def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch):
-    """Call the row function at address ``fn``."""
-    sig = types.void(fn, ptrs, offs, strides, nops, n, m, scratch)
+def _call_void7(typingctx, fn, a0, a1, a2, a3, a4, a5, a6):
+    """Call the C function ``void(int64 x 7)`` at address ``fn``."""
+    sig = types.void(fn, a0, a1, a2, a3, a4, a5, a6)
 
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
@@ -72,6 +72,13 @@ def call_row(typingctx, fn, ptrs, offs, strides, nops, n, m, scratch):
         builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
         return context.get_dummy_value()
     return sig, codegen
+
+
+#: ``call_row(fn, ptrs, offs, strides, nops, n, m, scratch)``: the row function at address ``fn``
+call_row = _call_void7
+#: ``call_chunk(fn, row, c, nchunks, pp, meta, work, scratch)``: the chunk runner at ``fn``
+#: (``drivers.chunk_address``)
+call_chunk = _call_void7
 
 
 I64 = np.int64

@@ -5,12 +5,13 @@ slabs (several short rows per call, or tiles when an input is transposed, staged
 enough slabs for every thread, and non-temporal stores for outputs larger than the cache.  Layout
 (int64):
 
-    meta[0:14] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
+    meta[0:15] nd (>= 2), nops, n (inner extent), tb (slab columns), nb (column blocks),
                r2 (extent of dim nd-2), m (slab rows), mb (row blocks), outer (product of the
                extents of dims 0..nd-3), items (outer * mb * nb), flags (NON_TEMPORAL), the addresses
                of the row function and of the serial driver (for ``run1``..``run3``; else 0),
-               transposed (1 + the input whose slabs are staged transposed, or 0)
-    meta[14:14+nd]                       extents in iteration order (the inner dim last)
+               transposed (1 + the input whose slabs are staged transposed, or 0), the address of
+               the chunk runner (``drivers.chunk_address``, which every driver calls)
+    meta[15:15+nd]                       extents in iteration order (the inner dim last)
     then per operand k, nd strides       element strides of operand k (the output is the last)
     then per operand k: lo_k, hi_k       element offset range it touches (for overlap checks)
     then per operand k: same_k           1 if it walks memory exactly like the output
@@ -28,9 +29,9 @@ from ...plan import coalesce
 from .memory import TILE_BYTES
 
 #: meta's header: its length, then the index of each field
-HEADER = 14
+HEADER = 15
 (H_ND, H_NOPS, H_N, H_TB, H_NB, H_R2, H_M, H_MB, H_OUTER, H_ITEMS, H_FLAGS, H_ROW, H_DRIVER,
- H_TRANSPOSED) = range(HEADER)
+ H_TRANSPOSED, H_CHUNK) = range(HEADER)
 
 #: flag of meta[H_FLAGS]: write the output with non-temporal (streaming) stores, through ``scratch``
 NON_TEMPORAL = 1
@@ -111,7 +112,8 @@ def iteration_meta(p, spec, parallel: bool) -> np.ndarray:
             tb = -(-half // 64) * 64          # half the segment, rounded up to 64 elements
     nb, mb = -(-n // tb), -(-r2 // m)
     flags = NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
-    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1]
+    from .drivers import chunk_address   # drivers reads this layout: imported on use
+    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1, chunk_address()]
     ext, same, align = [], [], []
     unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
     for k, s in enumerate(sets):
