@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from numba.core import serialize
 
 from gpubcast import cache
 from gpubcast.backends.numba import cache as numba_cache
@@ -189,6 +190,10 @@ def _closure(value):
 
 
 def test_a_closure_digest_names_the_values_not_the_objects():
+    """Numba's pickle of a closure holds each intrinsic's uuid (drawn per process); a key's does not."""
+    cells = tuple(c.cell_contents for c in _closure(3).__closure__)
+    assert load._uuid.encode() in serialize.dumps(cells)
+    assert load._uuid.encode() not in numba_cache.key_bytes(cells)
     assert numba_cache.closure_digest(_closure(3)) == numba_cache.closure_digest(_closure(3))
     assert numba_cache.closure_digest(_closure(3)) != numba_cache.closure_digest(_closure(4))
     assert numba_cache.closure_digest(test_a_closure_digest_names_the_values_not_the_objects) == ""

@@ -51,14 +51,11 @@ EXCLUDED = {
 }
 
 
-
-def _in_scope_node_cases(kind: str = "node", **kw) -> list:
-    """``load_model_tests`` with only the in-scope operators' node-test modules imported: onnx
-    computes each module's cases on import, and importing all of them takes 17 s (the pooling
-    operators' most), in every pytest process.  ``test_selection_covers_every_in_scope_node_test``
-    checks that it finds every selected case the full load finds."""
-    if kind != "node":
-        return []
+def _in_scope_node_cases() -> list:
+    """The node test cases with only the in-scope operators' modules imported: onnx computes each
+    module's cases on import, and importing all of them takes 17 s (the pooling operators' most),
+    in every pytest process.  ``test_selection_covers_every_in_scope_node_test`` checks that they
+    hold every selected case the full load finds."""
     wanted = {op.lower() for op in OPERATORS}
     for module in pkgutil.iter_modules(node_cases.__path__):
         if module.name.replace("_", "") in wanted:
@@ -68,7 +65,9 @@ def _in_scope_node_cases(kind: str = "node", **kw) -> list:
 
 with warnings.catch_warnings():  # onnx computes the node tests' data on load, with NumPy warnings
     warnings.simplefilter("ignore", RuntimeWarning)
-    with mock.patch.object(onnx.backend.test.runner, "load_model_tests", _in_scope_node_cases):
+    IN_SCOPE_CASES = _in_scope_node_cases()
+    with mock.patch.object(onnx.backend.test.runner, "load_model_tests",
+                           lambda kind=None, **kw: IN_SCOPE_CASES if kind == "node" else []):
         backend_test = onnx.backend.test.BackendTest(GpubcastBackend, __name__)
 backend_test.include(SELECTED)
 for _pattern in EXCLUDED:
@@ -98,7 +97,7 @@ def _selected_cases():
 
 def test_selection_covers_every_in_scope_node_test():
     cases = _selected_cases()      # every operator's modules imported: the full load
-    assert {c.name for c in _in_scope_node_cases() if re.search(SELECTED, c.name + "_cpu")} == {c.name for c in cases}
+    assert {c.name for c in IN_SCOPE_CASES if re.search(SELECTED, c.name + "_cpu")} == {c.name for c in cases}
     ops_of = {case.name: {n.op_type for n in case.model.graph.node} for case in cases}
     # every ONNX node test whose single operator is in scope is selected
     for case in load_model_tests(kind="node"):

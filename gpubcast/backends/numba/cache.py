@@ -97,13 +97,18 @@ class _KeyPickler(serialize.NumbaPickler):
         return super().reducer_override(obj)
 
 
+def key_bytes(value) -> bytes:
+    """``value`` pickled for a key (``_KeyPickler``): the same bytes in every process."""
+    with io.BytesIO() as buf:
+        _KeyPickler(buf, protocol=4).dump(value)
+        return buf.getvalue()
+
+
 def closure_digest(fn) -> str:
-    """Hash of the values ``fn``'s closure holds (``_KeyPickler``), the same in every process."""
+    """Hash of the values ``fn``'s closure holds, the same in every process."""
     if fn.__closure__ is None:
         return ""
-    with io.BytesIO() as buf:
-        _KeyPickler(buf, protocol=4).dump(tuple(c.cell_contents for c in fn.__closure__))
-        return hashlib.sha256(buf.getvalue()).hexdigest()
+    return hashlib.sha256(key_bytes(tuple(c.cell_contents for c in fn.__closure__))).hexdigest()
 
 
 class _Impl(caching.CompileResultCacheImpl):
