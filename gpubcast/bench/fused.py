@@ -18,6 +18,7 @@ input sets rotated as for the pattern suite.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -162,7 +163,8 @@ def runners(chain: Chain, size: str, threads: int, dtype, gpu: bool) -> dict:
         pass
     if gpu:
         import cupy
-        cf = cupy.fuse(chain.make(cupy))
+        # a chain is a lambda, and cupy.fuse names its kernel after the function: give it a C name
+        cf = cupy.fuse(kernel_name="gb_bench_" + re.sub(r"\W", "_", chain.name))(chain.make(cupy))
         cupy_chain = chain.make(cupy)
         out["cupy op by op"] = ("gpu", lambda xs: lambda: cupy_chain(*xs))
         out["cupy.fuse"] = ("gpu", lambda xs: lambda: cf(*xs))
