@@ -31,6 +31,16 @@ class _Event:
         pass
 
 
+def _fuse(*function, kernel_name=None):
+    """cupy.fuse, called or as a decorator with ``kernel_name=``.  The kernel is named after the function:
+    a name that is no C identifier fails to compile (a lambda's '<lambda>' did, on an H100)."""
+    def wrap(f):
+        name = kernel_name or f.__name__
+        assert name.isidentifier(), f"cupy.fuse would name its kernel {name!r}: NVRTC rejects that"
+        return f
+    return wrap(*function) if function else wrap
+
+
 @pytest.fixture
 def fake_cupy(monkeypatch):
     syncs = []
@@ -41,7 +51,7 @@ def fake_cupy(monkeypatch):
         is_available=lambda: True)
     fake = types.SimpleNamespace(
         cuda=cuda, add=np.add, where=np.where, copyto=np.copyto, array=np.array, empty=np.empty, asarray=np.asarray,
-        fuse=lambda f: f,
+        fuse=_fuse,
         get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     _Event.recorded.clear()
