@@ -41,9 +41,11 @@ def main() -> int:
             got = checks.run(case, None, inputs=[checks.device_like(x, cupy) for x in case.inputs])
             got = got.get() if isinstance(got, cupy.ndarray) else np.asarray(got)
             dtype = case.meta.get("dtype") or np.asarray(want).dtype
-            if not checks.agree(case.op.name, got, want, checks.tolerance(case.op.name, dtype, device=True)):
+            rtol = checks.tolerance(case.op.name, dtype, device=True)
+            if not checks.agree(case.op.name, got, want, rtol):
                 failures += 1
-                print(f"MISMATCH {'64-bit ' if force64 else ''}{case.name}: {checks._difference(got, want)}")
+                why = checks._difference(got, want, rtol, case.op.name)
+                print(f"MISMATCH {'64-bit ' if force64 else ''}{case.name}: {why}")
     be.execute = execute
     failures += elementwise_kernels(rng)
     failures += fused_kernels(rng, be)

@@ -43,7 +43,8 @@ def backends():
 
 
 def _same(op_name, got, want, dtype):
-    assert checks.agree(op_name, got, want, checks.tolerance(op_name, dtype)), checks._difference(got, want)
+    rtol = checks.tolerance(op_name, dtype)
+    assert checks.agree(op_name, got, want, rtol), checks._difference(got, want, rtol, op_name)
 
 
 BINARY_CASES = [(name, dt) for name, op in sorted(ops.REGISTRY.items()) if op.kind == "binary"
