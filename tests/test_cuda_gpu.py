@@ -222,6 +222,24 @@ def test_float32_subnormals_are_kept_and_nan_propagates(cupy):
     assert np.isnan(r[:2]).all() and r[2] == 2.0
 
 
+@pytest.mark.parametrize("dtype", [np.float32, _dt.bfloat16, np.complex64])
+def test_subnormals_survive_the_conversions_gpubcast_makes_on_the_device(dtype, cupy):
+    """Inputs converted to the loop's type and results converted into out=, each through gpubcast's
+    cast kernels, as NumPy converts.  Not CuPy's astype: its kernels flush float32
+    subnormals (an H100, 2026-11-27: logical_and(1e-40, 2.5) was False, a bfloat16 prelu gave 0)."""
+    t = np.array([1e-40, -3e-39, 0.0, 2.0], np.float32)
+    x = t.astype(dtype)
+    assert np.count_nonzero(x) == 3                                   # the subnormals are there
+    d = cupy.asarray(x)
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    assert np.array_equal(host(gb.logical_and(d, 2.5)), x != 0)       # a weak scalar: the bool loop
+    got = host(gb.add(d, cupy.zeros(4, np.float64)))                   # x converted to the float64 loop
+    assert got.dtype == wide and np.array_equal(got, x.astype(wide)), got
+    out = cupy.empty(4, wide)
+    gb.multiply(d, cupy.ones(4, dtype), out=out)                       # computed in x's type, converted into out
+    assert np.array_equal(host(out), x.astype(wide)), host(out)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_power_fast_path_only_for_an_exponent_constant_over_the_whole_call(dtype, cupy):
     """As NumPy: an exponent that is one value over the call (host scalar, (1, 1) device array,

@@ -15,9 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import ops as _ops
 from ..cuda import compiler, launch
 from ..cuda.sources import FAMILIES
+from ..plan import plan as make_plan
 from . import DEVICE_ARRAY_TYPES
+
+#: the op every dtype conversion runs (``convert``)
+_CAST = _ops.get("cast")
 
 #: loaded kernels kept (per device and name); past it they are loaded again from the disk cache
 MAX_FUNCTIONS = 4096
@@ -53,7 +58,7 @@ class CudaBackend:
     def asarray(self, x, dtype=None):
         cp = self.xp
         if isinstance(x, cp.ndarray):
-            return x if dtype is None or x.dtype == np.dtype(dtype) else x.astype(dtype)
+            return x if dtype is None or x.dtype == np.dtype(dtype) else self.convert(x, dtype)
         if _is_host_scalar(x):              # stays on the host: a kernel argument
             return np.asarray(x, dtype=dtype)
         if hasattr(x, "__dlpack__"):        # first: DLPack knows bfloat16 (the array interface says V2)
@@ -63,7 +68,7 @@ class CudaBackend:
         else:
             a = None
         if a is not None:
-            return a if dtype is None or a.dtype == np.dtype(dtype) else a.astype(dtype)
+            return a if dtype is None or a.dtype == np.dtype(dtype) else self.convert(a, dtype)
         raise TypeError(f"the CUDA backend takes CuPy arrays, CUDA array-interface or DLPack objects and "
                         f"scalars, not {type(x).__name__} (shape {getattr(x, 'shape', '?')}); move it "
                         f"with cupy.asarray(x)")
@@ -77,7 +82,20 @@ class CudaBackend:
         return self.xp.array(x, copy=True, order="C")
 
     def copyto(self, dst, src):
-        self.xp.copyto(dst, src, casting="unsafe")
+        if dst.dtype == src.dtype:          # bits moved, no arithmetic
+            self.xp.copyto(dst, src)
+        else:
+            self.convert(src, dst.dtype, out=dst)
+
+    def convert(self, x, dtype, out=None):
+        """``x`` converted to ``dtype`` (into ``out``, of ``x``'s shape) by gpubcast's cast kernels, as
+        NumPy converts.  Not CuPy's ``astype``/``copyto``: CuPy compiles its kernels with -ftz=true, and
+        they flush float32 subnormals (an H100, 2026-11-27: ``astype(float64)`` of 1e-40 gave 0.0,
+        ``x != 0`` gave False), where NumPy keeps them."""
+        out = self.xp.empty(x.shape, dtype=dtype) if out is None else out
+        if x.size:
+            self.execute(_CAST, make_plan(x, out=out), [x], out)
+        return out
 
     def may_share_memory(self, a, b) -> bool:
         cp = self.xp

@@ -44,6 +44,7 @@ import struct
 import types
 import weakref
 
+import ml_dtypes
 import numpy as np
 
 from ..cuda import catalog, compiler, sources
@@ -95,6 +96,26 @@ class MemoryPointer:
 
     def __int__(self):
         return self.ptr
+
+
+#: the dtypes whose subnormals CuPy's own kernels flush (``_flushed``)
+_FLUSHED = (np.dtype(np.float32), np.dtype(np.complex64), np.dtype(ml_dtypes.bfloat16))
+
+
+def _flushed(a):
+    """``a``'s values as CuPy's own kernels (``astype``, ``copyto`` across dtypes) read them: CuPy
+    compiles with -ftz=true, so a float32 subnormal (a bfloat16 or complex64 one too: computed in
+    float32) reads as a zero of its sign.  Seen on an H100, 2026-11-27: ``astype(float64)`` of 1e-40
+    gave 0.0.  gpubcast must convert with its own kernels; this makes the virtual device show it."""
+    a = np.asarray(a)
+    if a.dtype not in _FLUSHED:
+        return a
+    parts = np.array(a, copy=True, order="C").reshape(-1)
+    parts = parts.view(np.float32) if a.dtype.kind == "c" else parts
+    wide = parts.astype(np.float32)
+    sub = (wide != 0) & (np.abs(wide) < np.finfo(np.float32).tiny)
+    parts[sub] = np.copysign(np.float32(0), wide[sub]).astype(parts.dtype)
+    return parts.view(a.dtype).reshape(a.shape)
 
 
 def _host(x):
@@ -196,9 +217,9 @@ class ndarray:  # CuPy's name (the virtual device stands in for cupy.ndarray)
         self._a[_host(key)] = _host(value)
 
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
-        if not copy and self.dtype == np.dtype(dtype):
-            return self
-        return self._cp.asarray(self._a.astype(dtype, order=order))
+        if self.dtype == np.dtype(dtype):
+            return self if not copy else self._cp.asarray(self._a.astype(dtype, order=order))
+        return self._cp.asarray(_flushed(self._a).astype(dtype, order=order))
 
     def copy(self, order="C"):
         return self._cp.asarray(self._a.copy(order=order))
@@ -591,7 +612,10 @@ class VirtualCupy(types.ModuleType):
         return self.asarray(np.arange(*args, dtype=dtype))
 
     def copyto(self, dst, src, casting="same_kind", where=True):
-        np.copyto(dst._a, _host(src), casting=casting, where=_host(where))
+        src = _host(src)
+        if isinstance(src, np.ndarray) and src.dtype != dst.dtype:   # a conversion: CuPy's flushing kernel
+            src = _flushed(src)
+        np.copyto(dst._a, src, casting=casting, where=_host(where))
 
     def may_share_memory(self, a, b, max_work=None):
         return np.may_share_memory(_host(a), _host(b))
