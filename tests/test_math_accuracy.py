@@ -85,3 +85,19 @@ def test_ulps_measures_what_it_says():
     assert ulps(np.float16([np.nan]), np.float16([1]))[0] > 1e9
     b = np.array([1.0, 1.0078125], ml_dtypes.bfloat16)
     assert ulps(b[1:], b[:1])[0] == 1
+
+
+def test_device_comparison_of_logaddexp_is_absolute_near_its_zero_crossing():
+    """The GPU tests' ruler (``checks.agree`` with the device tolerance): logaddexp's error is
+    absolute where its result nears 0 (x1 + log1p(...) cancels), so it is measured against
+    max(|want|, 1) there, and against |want| for every other op."""
+    from gpubcast.devtools import checks
+    rtol = checks.tolerance("logaddexp", np.float64, device=True)
+    assert rtol == 2 * ops.math_ulps("logaddexp", np.float64) * np.finfo(np.float64).eps
+    want = np.array([1e-13, -0.5, 8.0])
+    near = want + np.array([0.9, 0.9, 0.5 * 8]) * rtol      # within rtol of max(|want|, 1)
+    far = want + np.array([1.1, 0.0, 0.0]) * rtol
+    assert checks.agree("logaddexp", near, want, rtol) and checks.agree("logaddexp2", near, want, rtol)
+    assert not checks.agree("logaddexp", far, want, rtol)
+    assert not checks.agree("multiply", near, want, rtol)  # relative to 1e-13, 0.9 rtol is 8e-3
+    assert "1 of 3 disagree" in checks._difference(far, want, rtol, "logaddexp")
