@@ -52,9 +52,9 @@ def launched(cupy, monkeypatch):
     be = backends.get("cuda")
     made, real = [], be._launch
 
-    def spy(lc, dev):
+    def spy(lc, dev, *kernel):
         made.append(lc)
-        real(lc, dev)
+        real(lc, dev, *kernel)
     monkeypatch.setattr(be, "_launch", spy)
     return made
 

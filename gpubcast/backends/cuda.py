@@ -12,6 +12,8 @@ wrapped as CuPy arrays without a copy.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -35,6 +37,13 @@ def _cupy():
         raise RuntimeError(f"the CUDA backend needs CuPy ({type(e).__name__}: {e}); install gpubcast[cuda12] "
                            f"or gpubcast[cuda13]") from None
     return cupy
+
+
+@functools.lru_cache(maxsize=256)
+def _by_value(nbytes: int) -> np.dtype:
+    """The dtype of a kernel's one by-value argument: CuPy passes a size-1 NumPy array's bytes (the
+    C struct).  Made once per size (``np.dtype((np.void, n))`` costs more than the rest of a pack)."""
+    return np.dtype((np.void, nbytes))
 
 
 def _is_host_scalar(x) -> bool:
@@ -141,6 +150,7 @@ class CudaBackend:
         if not p.size:
             return None
         shape, templates = p.out_shape, {}      # templates: per pattern of host values
+        kernels = {}                            # (device, name) -> loaded kernel
         xp, operand = self.xp, self.operand
 
         def runner(inputs, out):
@@ -155,8 +165,11 @@ class CudaBackend:
             if found is None:
                 found = templates[host] = launch.templates_for(op.name, p, in_dtypes, np.dtype(out_dtype), host)
             for t in found:
+                kernel = kernels.get((dev, t.name))
+                if kernel is None:   # at most one per template and device: bounded as the runner is
+                    kernel = kernels[(dev, t.name)] = self.function(t.family, t.name, dev)
                 self._launch(launch.Launch(t.family, t.name, launch.pack(t, operands, FAMILIES[t.family].nin),
-                                           t.grid, t.ept), dev)
+                                           t.grid, t.ept), dev, kernel)
             return out
         return runner
 
@@ -173,10 +186,10 @@ class CudaBackend:
             self._launch(lc, dev)
         return True
 
-    def _launch(self, lc: launch.Launch, dev: int) -> None:
-        kernel = self.function(lc.family, lc.name, dev)
-        # one by-value argument: CuPy passes a size-1 NumPy array's bytes (the C struct)
-        kernel((lc.grid,), (launch.BLOCK,), (np.frombuffer(lc.params, np.dtype((np.void, len(lc.params)))),))
+    def _launch(self, lc: launch.Launch, dev: int, kernel=None) -> None:
+        """Launch ``lc`` on device ``dev`` (``kernel``: its loaded function, where the caller holds it)."""
+        kernel = self.function(lc.family, lc.name, dev) if kernel is None else kernel
+        kernel((lc.grid,), (launch.BLOCK,), (np.frombuffer(lc.params, _by_value(len(lc.params))),))
 
     def function(self, family: str, name: str, device: int | None = None):
         """The kernel ``name`` on ``device`` (default: the current one): compiled (or read from
