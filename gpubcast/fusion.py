@@ -399,7 +399,7 @@ def _prepared(be, p: Program, args, out, as_tuple: bool):
     """The runner of calls like this one (``backend.prepare_fused``), or None."""
     prepare = getattr(be, "prepare_fused", None)
     arrays = _operands(p, args, be)
-    if prepare is None or not all(type(x) is np.ndarray for x in arrays):
+    if prepare is None or not all(type(x) is np.ndarray or type(x) in backends.DEVICE_ARRAY_TYPES for x in arrays):
         return None
     plan = output_plan(p, arrays, out)
     base_dtype, base_shape = p.dtype if out is None else out.dtype, plan.out_shape
@@ -418,7 +418,8 @@ def _prepared(be, p: Program, args, out, as_tuple: bool):
 
 
 def _fast_key(args, out, backend):
-    """The hot-path key of a call on NumPy arrays and Python scalars (None for anything else)."""
+    """The hot-path key of a call on NumPy or CUDA arrays and Python scalars (None for anything else);
+    a CUDA array is keyed by its type too (a NumPy array of its shape is another call)."""
     key = [backend]
     for a in args:
         t = type(a)
@@ -426,12 +427,18 @@ def _fast_key(args, out, backend):
             key += (a.dtype, a.shape, a.strides)
         elif t in (float, int, bool, complex):
             key += (t, a)
+        elif t in backends.DEVICE_ARRAY_TYPES:
+            key += (t, a.dtype, a.shape, a.strides)
         else:
             return None
     if out is not None:
-        if type(out) is not np.ndarray:
+        t = type(out)
+        if t is np.ndarray:
+            key += (out.dtype, out.shape, out.strides)
+        elif t in backends.DEVICE_ARRAY_TYPES:
+            key += (t, out.dtype, out.shape, out.strides)
+        else:
             return None
-        key += (out.dtype, out.shape, out.strides)
     return tuple(key)
 
 

@@ -302,3 +302,28 @@ def test_sanitizer_script_fused_runs(cupy, monkeypatch):
     monkeypatch.delitem(sys.modules, "sanitize_run", raising=False)
     import sanitize_run
     assert sanitize_run.fused_kernels(np.random.default_rng(0), backends.get("cuda")) == 0
+
+
+def test_repeated_fused_calls_on_cuda_arrays_take_a_prepared_runner(cupy, launched):
+    """From the second call of a signature on, a fused call on CUDA arrays runs a prepared runner
+    (the hot path, as on NumPy arrays): one fused launch, the first call's bits.  A NumPy call of the
+    same shapes is another signature, and an out= sharing memory with an input takes the general path
+    (inputs read before out is written)."""
+    f = gb.fuse(lambda x, b: x * gb.sigmoid(x) + b)
+    xh, bh = _v((6, 7)), _v((7,))
+    x, b = cupy.asarray(xh), cupy.asarray(bh)
+    first = _host(f(x, b))
+    for _ in range(3):
+        launched.clear()
+        got = f(x, b)
+        assert [lc.family[:4] for lc in launched] == ["gbf_"]
+        _same(got, first)
+    prepared = [r for r in f._hot.runners.values() if callable(r) and getattr(r, "__name__", "") == "runner"]
+    assert len(prepared) == 1                               # the CUDA call's runner, kept
+    on_host = f(xh, bh)                                     # same shapes on NumPy: its own signature
+    assert isinstance(on_host, np.ndarray) and np.allclose(on_host, first, rtol=1e-6)
+    for _ in range(3):
+        out = x.copy()
+        _same(f(out, b, out=out), first)                    # out= is the input x: the same values
+        out = cupy.empty((6, 7), np.float32)
+        _same(f(x, b, out=out), first)

@@ -173,6 +173,28 @@ class CudaBackend:
             return out
         return runner
 
+    def prepare_fused(self, program, p, in_dtypes, out_dtype):
+        """A runner ``f(inputs, out) -> out`` of fused ``program`` over plan ``p`` for repeated calls (the
+        hot path of ``gpubcast.fuse``), or None where the program runs op by op.  Each call checks its
+        operands and packs the launch as ``execute_fused`` does; it returns None (the general path runs)
+        for an ``out=`` sharing memory with an input."""
+        from ..cuda import fused
+        if not p.size or not fused.fits(program):
+            return None
+        shape, xp, operand = p.out_shape, self.xp, self.operand
+
+        def runner(inputs, out):
+            if out is None:
+                out = xp.empty(shape, dtype=out_dtype)
+            elif any(self.may_share_memory(x, out) for x in inputs):
+                return None
+            dev = xp.cuda.Device().id
+            operands = [operand(x, device=dev) for x in inputs]
+            for lc in fused.launches(program, p, operands, operand(out, True, dev)):
+                self._launch(lc, dev)
+            return out
+        return runner
+
     def execute_fused(self, program, p, inputs, out) -> bool:
         """Run fused ``program`` (``gpubcast.fusion``) over plan ``p`` of its leaves ``inputs`` into ``out``
         with one generated kernel (``gpubcast.cuda.fused``); False where its argument would not fit a
