@@ -52,9 +52,9 @@ def launched(cupy, monkeypatch):
     be = backends.get("cuda")
     made, real = [], be._launch
 
-    def spy(lc, dev, *kernel):
+    def spy(lc, dev):
         made.append(lc)
-        real(lc, dev, *kernel)
+        real(lc, dev)
     monkeypatch.setattr(be, "_launch", spy)
     return made
 
@@ -327,3 +327,31 @@ def test_repeated_fused_calls_on_cuda_arrays_take_a_prepared_runner(cupy, launch
         _same(f(out, b, out=out), first)                    # out= is the input x: the same values
         out = cupy.empty((6, 7), np.float32)
         _same(f(x, b, out=out), first)
+
+
+def test_fused_cuda_runners_are_bounded_and_survive_a_failing_launch(cupy, launched, monkeypatch):
+    """The prepared runners live in the Fused object's bounded table (cleared past its size), and a
+    call whose kernel cannot be loaded raises and leaves the runner usable by the next call."""
+    f = gb.fuse(lambda x: x * gb.sigmoid(x))
+    f._hot.maxsize = 2
+    for n in range(1, 6):                                   # 5 signatures, each called three times
+        x = _v((n, 3))
+        for _ in range(3):
+            assert np.allclose(_host(f(cupy.asarray(x))), x / (1 + np.exp(-x)), rtol=1e-5, atol=1e-6)
+        assert len(f._hot.runners) <= 2
+    x = cupy.asarray(_v((4, 3)))
+    want = _host(f(x)), _host(f(x))                         # the second call prepares the runner
+    be = backends.get("cuda")
+    real, failures = be.function, []
+
+    def failing(*a, **k):
+        if not failures:
+            failures.append(1)
+            raise RuntimeError("kernel load failed")
+        return real(*a, **k)
+    monkeypatch.setattr(be, "function", failing)
+    with pytest.raises(RuntimeError, match="kernel load failed"):
+        f(x)
+    launched.clear()
+    _same(f(x), want[0])
+    assert [lc.family[:4] for lc in launched] == ["gbf_"]

@@ -150,28 +150,31 @@ class CudaBackend:
         if not p.size:
             return None
         shape, templates = p.out_shape, {}      # templates: per pattern of host values
-        kernels = {}                            # (device, name) -> loaded kernel
-        xp, operand = self.xp, self.operand
 
         def runner(inputs, out):
-            if out is None:
-                out = xp.empty(shape, dtype=out_dtype)
-            elif any(self.may_share_memory(x, out) for x in inputs):
+            called = self._call_operands(inputs, out, shape, out_dtype)
+            if called is None:
                 return None
-            dev = xp.cuda.Device().id
-            operands = (operand(out, True, dev), *(operand(x, device=dev) for x in inputs))
+            out, dev, operands = called
             host = tuple(o.value is not None for o in operands[1:])
             found = templates.get(host)
             if found is None:
                 found = templates[host] = launch.templates_for(op.name, p, in_dtypes, np.dtype(out_dtype), host)
             for t in found:
-                kernel = kernels.get((dev, t.name))
-                if kernel is None:   # at most one per template and device: bounded as the runner is
-                    kernel = kernels[(dev, t.name)] = self.function(t.family, t.name, dev)
                 self._launch(launch.Launch(t.family, t.name, launch.pack(t, operands, FAMILIES[t.family].nin),
-                                           t.grid, t.ept), dev, kernel)
+                                           t.grid, t.ept), dev)
             return out
         return runner
+
+    def _call_operands(self, inputs, out, shape, out_dtype):
+        """(out, device, operands with the output's first) of a prepared call (``out`` allocated where
+        None), or None where ``out`` shares memory with an input (the general path copies first)."""
+        if out is None:
+            out = self.xp.empty(shape, dtype=out_dtype)
+        elif any(self.may_share_memory(x, out) for x in inputs):
+            return None
+        dev = self.xp.cuda.Device().id
+        return out, dev, (self.operand(out, True, dev), *(self.operand(x, device=dev) for x in inputs))
 
     def prepare_fused(self, program, p, in_dtypes, out_dtype):
         """A runner ``f(inputs, out) -> out`` of fused ``program`` over plan ``p`` for repeated calls (the
@@ -181,16 +184,14 @@ class CudaBackend:
         from ..cuda import fused
         if not p.size or not fused.fits(program):
             return None
-        shape, xp, operand = p.out_shape, self.xp, self.operand
+        shape = p.out_shape
 
         def runner(inputs, out):
-            if out is None:
-                out = xp.empty(shape, dtype=out_dtype)
-            elif any(self.may_share_memory(x, out) for x in inputs):
+            called = self._call_operands(inputs, out, shape, out_dtype)
+            if called is None:
                 return None
-            dev = xp.cuda.Device().id
-            operands = [operand(x, device=dev) for x in inputs]
-            for lc in fused.launches(program, p, operands, operand(out, True, dev)):
+            out, dev, operands = called
+            for lc in fused.launches(program, p, list(operands[1:]), operands[0]):
                 self._launch(lc, dev)
             return out
         return runner
@@ -208,14 +209,17 @@ class CudaBackend:
             self._launch(lc, dev)
         return True
 
-    def _launch(self, lc: launch.Launch, dev: int, kernel=None) -> None:
-        """Launch ``lc`` on device ``dev`` (``kernel``: its loaded function, where the caller holds it)."""
-        kernel = self.function(lc.family, lc.name, dev) if kernel is None else kernel
+    def _launch(self, lc: launch.Launch, dev: int) -> None:
+        kernel = self.function(lc.family, lc.name, dev)
         kernel((lc.grid,), (launch.BLOCK,), (np.frombuffer(lc.params, _by_value(len(lc.params))),))
 
     def function(self, family: str, name: str, device: int | None = None):
         """The kernel ``name`` on ``device`` (default: the current one): compiled (or read from
         the disk cache) on first use, loaded once per device."""
+        if device is not None:   # a launch's: found without making a Device object
+            fn = self._functions.get((device, name))
+            if fn is not None:
+                return fn
         dev = self.xp.cuda.Device(device)
         key = (dev.id, name)
         fn = self._functions.get(key)
