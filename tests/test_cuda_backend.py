@@ -85,3 +85,10 @@ def test_launch_argument_is_a_size_one_numpy_array_of_the_struct_bytes():
     arg = np.frombuffer(lc.params, np.dtype((np.void, len(lc.params))))
     assert arg.size == 1 and arg.tobytes() == lc.params and len(lc.params) == launch.head_size(2)
     assert lc.params[:24] == (0x2000).to_bytes(8, "little") + (0x1000).to_bytes(8, "little") + bytes(8)
+
+
+def test_a_kernel_arguments_dtype_is_made_once_per_size_in_a_bounded_cache():
+    from gpubcast.backends import cuda as cuda_backend
+    assert cuda_backend._by_value.cache_info().maxsize == 256
+    assert cuda_backend._by_value(72) is cuda_backend._by_value(72)
+    assert cuda_backend._by_value(72) == np.dtype((np.void, 72))
