@@ -13,9 +13,10 @@ pytestmark = pytest.mark.skipif(bool(_virtual_unavailable()), reason=_virtual_un
 virtual = pytest.importorskip("gpubcast.devtools.virtual")
 
 
-@pytest.fixture
-def cp():
-    with virtual.installed(virtual.VirtualCupy(seed=7)) as cp:
+@pytest.fixture(params=["runtime", "fast"])
+def cp(request):
+    """Both ways of making kernels: the backend's own CUBINs, and the fast PTX the ``cupy`` fixture uses."""
+    with virtual.installed(virtual.VirtualCupy(seed=7, kernels=request.param)) as cp:
         yield cp
 
 
@@ -54,6 +55,26 @@ def test_parameters_of_the_kernels_in_their_cubin_and_ptx():
         assert entries[cubin.lowered[name]]["params"] == [launch.general_size(2, bits)]
     cubin, ptx = (compiler.compile_family("variadic", names[3:], arch) for arch in ("sm_90", "compute_90"))
     assert virtual.cubin_entries(cubin.binary) == virtual.ptx_entries(ptx.binary.decode())
+
+
+def test_fast_kernels_have_the_runtime_kernels_parameters_and_names(monkeypatch):
+    """A ``kernels="fast"`` device checks launches against what a GPU loads: the fast PTX's entries
+    (each (op, types)'s three kernels from one NVRTC program) equal the runtime CUBIN's."""
+    from gpubcast.cuda import catalog, compiler
+    programs = []
+    compile_family = compiler.compile_family
+    monkeypatch.setattr(compiler, "compile_family", lambda *a, **k: programs.append(a[:2]) or compile_family(*a, **k))
+    virtual._fast_program.cache_clear()
+    for k in (catalog.every_instantiation()["binary"][7], catalog.every_instantiation()["variadic"][3]):
+        runtime = compiler.compile_family(k.family, list(k.names()), "sm_90")
+        for name in k.names():
+            binary, lowered = virtual.fast_kernel(k.family, name, "sm_90")
+            assert binary.endswith(b"\0") and lowered == runtime.lowered[name]     # NUL-terminated for the driver
+            assert virtual.ptx_entries(binary[:-1].decode())[lowered] == virtual.cubin_entries(runtime.binary)[lowered]
+        assert virtual.fast_kernel(k.family, name, "compute_90")[0][-1] != 0   # the backend ends PTX it asked for
+    assert [len(names) for _, names in programs] == [3] * 4     # per (op, types): one runtime, one fast program
+    with pytest.raises(ValueError, match="'fast' or 'runtime'"):
+        virtual.VirtualCupy(kernels="slow")
 
 
 def test_cubin_parameter_records_of_a_kernel_of_several_parameters():
