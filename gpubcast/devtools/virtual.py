@@ -685,7 +685,8 @@ def fast_kernel(family: str, name: str, arch: str) -> tuple[bytes, str]:
     NVRTC program (``--Ofast-compile=max``) holding ``name`` and its siblings (the (op, types)'s three
     kernels, or a generated family's kernels), which the launches that follow mostly need too.
     For an ``sm_XX`` request the PTX comes NUL-terminated (the backend terminates only the PTX it
-    asked for), as a driver loads PTX in place of a CUBIN."""
+    asked for), as a driver loads PTX in place of a CUBIN.  The process's later runtime compiles then
+    run in a fresh process (``compiler.compile_clean``: NVRTC keeps state after a fast program)."""
     names = sources.generated_names(family) or _siblings().get(name) or (name,)
     target = arch.replace("sm_", "compute_")          # PTX for the device's architecture
     ptx, lowered = _fast_program(family, tuple(names) if name in names else (name,), target)
