@@ -189,3 +189,21 @@ def test_device_memory_is_not_host_memory(cp):
     with pytest.raises(TypeError, match="Implicit conversion"):
         np.asarray(x)
     assert backends.is_cuda_array(x) and backends.select([x]).name == "cuda"
+
+
+def test_fast_programs_are_a_bounded_cache_that_keeps_no_failure(monkeypatch):
+    """At most 256 groups of PTX per process; a compile that raises is not remembered (the next asks again)."""
+    from gpubcast.cuda import compiler
+    assert virtual._fast_program.cache_info().maxsize == 256
+    calls = []
+
+    def broken(*a, **k):
+        calls.append(a[1])
+        raise compiler.CompileError("NVRTC said no")
+    monkeypatch.setattr(compiler, "compile_family", broken)
+    virtual._fast_program.cache_clear()
+    for _ in range(2):
+        with pytest.raises(compiler.CompileError, match="NVRTC said no"):
+            virtual.fast_kernel("binary", "gb::binary_contig<gb::Add, float, float>", "sm_90")
+    assert len(calls) == 2 and len(calls[0]) == 3            # the (op, types)'s three kernels, asked twice
+    assert virtual._fast_program.cache_info().currsize == 0
