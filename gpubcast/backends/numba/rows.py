@@ -121,7 +121,7 @@ def unary_row(F, C, TA, TO, V=None, LARGE=None):
                 else:
                     for k in range(b, e):
                         store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
-    contiguous = register_jitable(inline="always")(contiguous)
+    contiguous = register_jitable(forceinline=True)(contiguous)
 
     def row(ptrs, offs, strides, nops, n, m, scratch):
         px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
