@@ -380,6 +380,55 @@ def test_a_damaged_emulation_library_is_rebuilt_not_loaded(tmp_path, monkeypatch
     assert names[0] in emulate.Emulator([("copy", names[0])]).names()
 
 
+def _harness_precompiled():
+    from gpubcast import hostbuild
+    from gpubcast.cuda import sources
+    from gpubcast.devtools import emulate
+    if emulate.available():
+        pytest.skip(emulate.available())
+    cxx = hostbuild.compiler("test")
+    includes = [f"-I{d}" for d in sources.host_include_dirs()]
+    return emulate.harness(), cxx, includes, lambda: hostbuild.precompiled(
+        "emulation", emulate.harness(), cxx, emulate.CXX_FLAGS, includes)
+
+
+def test_emulation_builds_read_the_harness_precompiled(tmp_path, monkeypatch):
+    """The cached .gch fits the emulation's flags: g++ -H marks it used ('!'), not rejected ('x'),
+    for a text that includes the harness first as ``emulate.translation_unit`` does."""
+    from gpubcast.cuda import catalog
+    from gpubcast.devtools import emulate
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path / "cache"))
+    header, cxx, includes, precompiled = _harness_precompiled()
+    gch = precompiled()
+    assert gch[:4] == b"gpch"
+    (tmp_path / header.name).write_text(header.text)
+    (tmp_path / f"{header.name}.gch").write_bytes(gch)
+    src = tmp_path / "tu.cpp"
+    src.write_text(emulate.translation_unit("copy", list(catalog.every_instantiation()["copy"][0].names())[:1]))
+    proc = subprocess.run([cxx, *emulate.CXX_FLAGS, *includes, "-H", str(src), "-o", str(tmp_path / "tu.so")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"! {tmp_path / header.name}.gch" in proc.stderr.splitlines(), proc.stderr[:2000]
+
+
+def test_a_damaged_precompiled_harness_is_compiled_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
+    _, _, _, precompiled = _harness_precompiled()
+    assert precompiled()[:4] == b"gpch"
+    (entry,) = (tmp_path / cache.__version__ / "emulation").glob("gb_emulation.h-gch-*.entry")
+    data = entry.read_bytes()
+    damaged = data[:-100] + bytes(b ^ 0xFF for b in data[-100:])          # the same size, other bytes
+    entry.write_bytes(damaged)
+    again = precompiled()
+    assert again[:4] == b"gpch" and not damaged.endswith(again[-100:]) and entry.read_bytes() != damaged
+
+
+def test_without_a_cache_directory_nothing_is_precompiled(monkeypatch):
+    from gpubcast import hostbuild
+    monkeypatch.setattr(cache, "directory", lambda kind: None)
+    assert hostbuild.precompiled("emulation", hostbuild.Header("h.h", "int x;\n"), "g++", ("-O0",)) is None
+
+
 # --- python -m gpubcast cache ---------------------------------------------------------------------------
 
 def test_the_cache_command_shows_prunes_and_clears(tmp_path, monkeypatch, capsys):
