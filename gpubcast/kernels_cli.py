@@ -4,7 +4,9 @@
         compile every instantiation the dispatcher can request, per family and architecture,
         with NVRTC (no GPU needed); non-zero exit on any failure.  --fast compiles PTX for
         the virtual architecture (compute_XX) with --Ofast-compile=max: every instantiation
-        goes through NVRTC's front end and code generation, not through ptxas.  --emit
+        goes through NVRTC's front end and code generation, not through ptxas (programs of
+        catalog.FAST_PROGRAM instantiations, kept in the cache: the virtual CUDA device runs
+        the kernels of the same programs, so one compile serves both).  --emit
         writes the PTX of each program into DIR.
     --warm [--arch sm_90]
         fill the runtime kernel cache (what a GPU compiles on first use) for the given
@@ -27,8 +29,6 @@ import concurrent.futures
 import os
 import time
 from pathlib import Path
-
-CHUNK = 260    # name expressions per NVRTC program (the binary family is split for parallelism)
 
 
 def configure(parser) -> None:
@@ -58,15 +58,14 @@ def _compile_task(family, arch, names, fast, emit):
     from .cuda import compiler
     t0 = time.perf_counter()
     try:
-        compiled = compiler.compile_family(family, names, arch, fast=fast)
+        if fast:   # the cached programs the virtual CUDA device takes its kernels from too
+            ptx, _ = compiler.fast_program(family, tuple(names), arch)
+        else:
+            compiler.compile_family(family, names, arch)
+            ptx = compiler.fast_program(family, tuple(names), arch.replace("sm_", "compute_"))[0] if emit else None
     except compiler.CompileError as e:
         return family, arch, len(names), str(e), time.perf_counter() - t0, None
-    ptx = None
-    if emit:
-        ptx = compiled.binary if compiled.kind == "ptx" else None
-        if ptx is None:
-            ptx = compiler.compile_family(family, names, arch.replace("sm_", "compute_"), fast=True).binary
-    return family, arch, len(names), "", time.perf_counter() - t0, ptx
+    return family, arch, len(names), "", time.perf_counter() - t0, ptx if emit else None
 
 
 def _map(fn, tasks, jobs):
@@ -88,12 +87,9 @@ def check(arches, families=None, *, fast=False, emit=None, jobs=2, out=print) ->
             out(f"error: --arch takes names like sm_80 or sm_90, not {arch!r}")
             return 2
         target = arch.replace("sm_", "compute_") if fast else arch
-        for family, kernels in every.items():
-            if families and family not in families:
-                continue
-            names = [n for k in kernels for n in k.names()]
-            for i in range(0, len(names), CHUNK):
-                tasks.append((family, target, names[i:i + CHUNK], fast, bool(emit)))
+        for family in every:
+            if not families or family in families:
+                tasks += [(family, target, list(names), fast, bool(emit)) for names in catalog.fast_programs(family)]
     totals: dict = {}
     failures = []
     t0 = time.perf_counter()

@@ -165,6 +165,19 @@ def _unary_loops(op: _ops.Op):
     return sorted(loops, key=str)
 
 
+#: name expressions per fast NVRTC program (``compiler.fast_program``): about 4 s of NVRTC each
+FAST_PROGRAM = 260
+
+
+@functools.lru_cache(maxsize=len(FAMILIES))
+def fast_programs(family: str) -> tuple[tuple[str, ...], ...]:
+    """The name expressions of ``family``'s instantiations cut into fast programs of ``FAST_PROGRAM``
+    (catalog order): the programs ``kernels --check --fast`` compiles and the virtual CUDA device
+    takes its kernels from, so that one compile serves both."""
+    names = [n for k in every_instantiation().get(family, ()) for n in k.names()]
+    return tuple(tuple(names[i:i + FAST_PROGRAM]) for i in range(0, len(names), FAST_PROGRAM))
+
+
 @functools.lru_cache(maxsize=1)
 def every_instantiation() -> dict[str, tuple[Kernels, ...]]:
     """family -> every Kernels the dispatcher can request (each yields 3 name expressions)."""

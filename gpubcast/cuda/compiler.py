@@ -22,6 +22,7 @@ import ctypes
 import ctypes.util
 import functools
 import hashlib
+import json
 from dataclasses import dataclass
 
 from .. import cache
@@ -183,6 +184,23 @@ def cached_kernel(family: str, name: str, arch: str) -> tuple[bytes, str]:
     payload = cache.get_or_make("nvrtc", f"{family}-{arch}", cache_key(family, name, arch), make)
     lowered, _, binary = payload.partition(b"\0")
     return binary, lowered.decode()
+
+
+def fast_program(family: str, names: tuple, target: str) -> tuple[bytes, dict]:
+    """(PTX, name expression -> mangled symbol) of one ``fast`` program of ``names`` for virtual
+    architecture ``target`` (``compute_XX``): from the cache when a proven entry is there, else
+    compiled (by one process at a time) and stored.  ``kernels --check --fast`` and the virtual CUDA
+    device ask for the same programs (``catalog.fast_programs``): whichever runs first compiles them."""
+    source = hashlib.sha256(sources.source(family).encode()).hexdigest()
+    key = "\0".join(["nvrtc fast", family, *names, target, *options(target, fast=True),
+                     *sources.extra_options(family), repr(nvrtc_version()), sources.cuda_headers_stamp(), source])
+
+    def make():
+        compiled = compile_family(family, names, target, fast=True)
+        return json.dumps(compiled.lowered).encode() + b"\0" + compiled.binary
+
+    lowered, _, ptx = cache.get_or_make("nvrtc", f"{family}-{target}-fast", key, make).partition(b"\0")
+    return ptx, json.loads(lowered)
 
 
 def arch_for(compute_capability: str) -> str:

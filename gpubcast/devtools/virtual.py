@@ -335,6 +335,12 @@ def ptx_entries(ptx: str) -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=32)   # a fast program's bytes come as one object: hashed once, found by identity
+def _module_entries(binary: bytes) -> dict:
+    """``ptx_entries`` of NUL-terminated PTX ``binary`` (read-only: modules share it)."""
+    return ptx_entries(binary[:-1].decode())
+
+
 @functools.cache
 def emulator(family: str) -> emulate.Emulator:
     """Host builds of every instantiation of ``family`` (catalog.every_instantiation; a generated
@@ -383,7 +389,7 @@ class Module:
         else:
             if not binary.endswith(b"\0"):
                 raise VirtualCudaError("CUDA_ERROR_INVALID_PTX: PTX handed to the driver must end with a NUL")
-            self.kind, self.entries = "ptx", ptx_entries(binary[:-1].decode())
+            self.kind, self.entries = "ptx", _module_entries(binary)
             self.symbols = set(self.entries)
 
     def get_function(self, name):
@@ -669,28 +675,31 @@ class VirtualCupy(types.ModuleType):
 
 
 @functools.lru_cache(maxsize=1)
-def _siblings() -> dict:
-    """name expression -> the three kernels of its (op, types) (``catalog.Kernels.names``)."""
-    return {n: k.names() for kernels in catalog.every_instantiation().values() for k in kernels for n in k.names()}
+def _program_of() -> dict:
+    """name expression -> the names of its fast program (``catalog.fast_programs``)."""
+    return {n: names for family in catalog.every_instantiation() for names in catalog.fast_programs(family)
+            for n in names}
 
 
-@functools.lru_cache(maxsize=256)    # a few kernels' PTX each: bounded memory
-def _fast_program(family: str, names: tuple, target: str) -> tuple[bytes, dict]:
-    compiled = compiler.compile_family(family, names, target, fast=True)
-    return compiled.binary, compiled.lowered
+@functools.lru_cache(maxsize=24)    # PTX of up to 260 kernels each (7 MB); a program dropped is read again
+def _fast_program(family: str, names: tuple, target: str) -> tuple[bytes, dict]:   # from the disk cache
+    ptx, lowered = compiler.fast_program(family, names, target)
+    return ptx + b"\0", lowered
 
 
 def fast_kernel(family: str, name: str, arch: str) -> tuple[bytes, str]:
-    """``compiler.cached_kernel``'s answer as a ``kernels="fast"`` device makes it: PTX of one fast
-    NVRTC program (``--Ofast-compile=max``) holding ``name`` and its siblings (the (op, types)'s three
-    kernels, or a generated family's kernels), which the launches that follow mostly need too.
-    For an ``sm_XX`` request the PTX comes NUL-terminated (the backend terminates only the PTX it
-    asked for), as a driver loads PTX in place of a CUBIN.  The process's later runtime compiles then
-    run in a fresh process (``compiler.compile_clean``: NVRTC keeps state after a fast program)."""
-    names = sources.generated_names(family) or _siblings().get(name) or (name,)
+    """``compiler.cached_kernel``'s answer as a ``kernels="fast"`` device makes it: the PTX of the fast
+    NVRTC program (``--Ofast-compile=max``) holding ``name``, ``compiler.fast_program`` (cached):
+    the catalog's program of ``name`` (``catalog.fast_programs``, which ``kernels --check --fast``
+    compiles too), or a generated family's kernels.  The PTX comes NUL-terminated, as a driver loads
+    PTX in place of a CUBIN (the backend terminates only the PTX it asked for), and as one bytes
+    object per program, whose entries a ``Module`` reads once.  After a program compiled here, the
+    process's runtime compiles run in a fresh process (``compiler.compile_clean``: NVRTC keeps state
+    after a fast program)."""
+    names = sources.generated_names(family) or _program_of().get(name) or (name,)
     target = arch.replace("sm_", "compute_")          # PTX for the device's architecture
     ptx, lowered = _fast_program(family, tuple(names) if name in names else (name,), target)
-    return (ptx + b"\0" if arch.startswith("sm_") else ptx), lowered[name]
+    return (ptx if arch.startswith("sm_") else ptx[:-1]), lowered[name]
 
 
 @contextlib.contextmanager
