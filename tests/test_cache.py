@@ -392,23 +392,42 @@ def _harness_precompiled():
         "emulation", emulate.harness(), cxx, emulate.CXX_FLAGS, includes)
 
 
-def test_emulation_builds_read_the_harness_precompiled(tmp_path, monkeypatch):
-    """The cached .gch fits the emulation's flags: g++ -H marks it used ('!'), not rejected ('x'),
-    for a text that includes the harness first as ``emulate.translation_unit`` does."""
-    from gpubcast.cuda import catalog
-    from gpubcast.devtools import emulate
-    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path / "cache"))
-    header, cxx, includes, precompiled = _harness_precompiled()
-    gch = precompiled()
+def _reads_precompiled(tmp_path, kind, header, flags, includes, text):
+    """Whether g++ -H marks the cached .gch of ``header`` used ('!', not 'x': rejected) for ``text``."""
+    from gpubcast import hostbuild
+    cxx = hostbuild.compiler("test")
+    gch = hostbuild.precompiled(kind, header, cxx, flags, includes)
     assert gch[:4] == b"gpch"
     (tmp_path / header.name).write_text(header.text)
     (tmp_path / f"{header.name}.gch").write_bytes(gch)
-    src = tmp_path / "tu.cpp"
-    src.write_text(emulate.translation_unit("copy", list(catalog.every_instantiation()["copy"][0].names())[:1]))
-    proc = subprocess.run([cxx, *emulate.CXX_FLAGS, *includes, "-H", str(src), "-o", str(tmp_path / "tu.so")],
+    (tmp_path / "tu.cpp").write_text(text)
+    proc = subprocess.run([cxx, *flags, *includes, "-H", str(tmp_path / "tu.cpp"), "-o", str(tmp_path / "tu.so")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert f"! {tmp_path / header.name}.gch" in proc.stderr.splitlines(), proc.stderr[:2000]
+    return f"! {tmp_path / header.name}.gch" in proc.stderr.splitlines()
+
+
+def test_emulation_builds_read_the_harness_precompiled(tmp_path, monkeypatch):
+    """The cached .gch fits the emulation's flags, for a text made as ``emulate.translation_unit`` makes it."""
+    from gpubcast.cuda import catalog
+    from gpubcast.devtools import emulate
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path / "cache"))
+    header, _, includes, _ = _harness_precompiled()
+    text = emulate.translation_unit("copy", list(catalog.every_instantiation()["copy"][0].names())[:1])
+    assert _reads_precompiled(tmp_path, "emulation", header, emulate.CXX_FLAGS, includes, text)
+
+
+def test_elementwise_kernel_cpu_builds_read_their_header_precompiled(tmp_path, monkeypatch):
+    import numpy as np
+
+    from gpubcast import elementwise_build as eb
+    from gpubcast.elementwise_kernel import ElementwiseKernel
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path / "cache"))
+    k = ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x * y + 1", "pch_check", options=("-DSCALE=2",))
+    sig = k.signature((np.dtype(np.float32),) * 3, (), ("array",) * 3)
+    text = sig.cpu_source((1, 1, 1))
+    assert text.startswith("#define SCALE 2\n")              # the user's -D options before everything, as NVRTC
+    assert _reads_precompiled(tmp_path, "cpu", eb.host_header(), eb.HOST_FLAGS, [], text)
 
 
 def test_a_damaged_precompiled_harness_is_compiled_again(tmp_path, monkeypatch):
