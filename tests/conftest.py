@@ -8,6 +8,7 @@ Tests marked ``gpu`` that do not use the fixture still need a real GPU.
 """
 
 import os
+import zlib
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -69,3 +70,19 @@ def one_dtype_per_op(cases, every_dtype=()):
         name, dtype = case[:2]
         return name in every_dtype or dtype == pick[name]
     return keep
+
+
+#: (backend, part) params of a test that runs an op on every dtype: NumPy's reference on all of them;
+#: the Numba backend (a compiled row per (op, dtype)) on half of them in ``make test`` ("sample") and
+#: the other half in ``make test-all`` ("rest", marked slow)
+BACKEND_PARTS = [pytest.param("numpy", "all", id="numpy"), pytest.param("numba", "sample", id="numba"),
+                 pytest.param("numba", "rest", id="numba-rest", marks=pytest.mark.slow)]
+
+
+def dtypes_part(dtypes, name: str, part: str) -> list:
+    """``dtypes`` ("all"), or op ``name``'s half of them ("sample": every other one, starting where the
+    op's name says, so that the ops together pick each dtype) or the other half ("rest")."""
+    if part == "all":
+        return list(dtypes)
+    start = zlib.crc32(name.encode()) % 2
+    return [dt for k, dt in enumerate(dtypes) if (k % 2 == start) == (part == "sample")]
