@@ -213,3 +213,23 @@ def test_fast_programs_are_a_bounded_cache_that_keeps_no_failure(monkeypatch, tm
     program = next(p for p in catalog.fast_programs("binary") if "gb::binary_contig<gb::Add, float, float>" in p)
     assert calls == [program, program]                       # the catalog's program of the kernel, asked twice
     assert virtual._fast_program.cache_info().currsize == 0 and not list(tmp_path.rglob("*.entry"))
+
+
+def test_the_check_and_the_device_compile_each_fast_program_once(monkeypatch, tmp_path):
+    """``kernels --check --fast`` and the virtual device take their PTX from the same cached programs:
+    after the check, the device's kernels compile nothing."""
+    from gpubcast import kernels_cli
+    from gpubcast.cuda import catalog, compiler
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
+    virtual._fast_program.cache_clear()
+    compiled = []
+    compile_family = compiler.compile_family
+    monkeypatch.setattr(compiler, "compile_family", lambda *a, **k: compiled.append(a[:2]) or compile_family(*a, **k))
+    assert kernels_cli.check(["sm_90"], ["copy"], fast=True, jobs=1, out=lambda line: None) == 0
+    assert compiled == [("copy", names) for names in catalog.fast_programs("copy")]
+    for k in catalog.every_instantiation()["copy"]:
+        for name in k.names():
+            ptx, lowered = virtual.fast_kernel("copy", name, "sm_90")
+            assert virtual.ptx_entries(ptx[:-1].decode())[lowered]["params"]
+    assert len(compiled) == len(catalog.fast_programs("copy"))       # nothing more compiled
+    virtual._fast_program.cache_clear()
