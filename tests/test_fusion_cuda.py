@@ -321,7 +321,10 @@ def test_repeated_fused_calls_on_cuda_arrays_take_a_prepared_runner(cupy, launch
     prepared = [r for r in f._hot.runners.values() if callable(r) and getattr(r, "__name__", "") == "runner"]
     assert len(prepared) == 1                               # the CUDA call's runner, kept
     on_host = f(xh, bh)                                     # same shapes on NumPy: its own signature
-    assert isinstance(on_host, np.ndarray) and np.allclose(on_host, first, rtol=1e-6)
+    assert isinstance(on_host, np.ndarray)
+    # Numba's sigmoid and CUDA's differ by an ulp or so: within that of the terms, not of a result near 0
+    # (x * sigmoid(x) + b cancels: the draws, from the module's generator, depend on what ran before)
+    np.testing.assert_allclose(on_host, first, rtol=1e-6, atol=1e-6 * float(np.abs(xh).max() + np.abs(bh).max()))
     for _ in range(3):
         out = x.copy()
         _same(f(out, b, out=out), first)                    # out= is the input x: the same values

@@ -681,8 +681,8 @@ def _program_of() -> dict:
             for n in names}
 
 
-@functools.lru_cache(maxsize=24)    # PTX of up to 260 kernels each (7 MB); a program dropped is read again
-def _fast_program(family: str, names: tuple, target: str) -> tuple[bytes, dict]:   # from the disk cache
+@functools.lru_cache(maxsize=24)    # PTX of up to 260 kernels each (7 MB); one dropped is read from disk again
+def _fast_program(family: str, names: tuple, target: str) -> tuple[bytes, dict]:
     ptx, lowered = compiler.fast_program(family, names, target)
     return ptx + b"\0", lowered
 
