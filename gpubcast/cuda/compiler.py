@@ -168,9 +168,14 @@ def _fresh_pool():
 def cache_key(family: str, name: str, arch: str) -> str:
     """The cache key of instantiation ``name`` of ``family`` for ``arch``: everything its binary
     is made from."""
+    return _program_key(family, (name,), arch)
+
+
+def _program_key(family: str, names, arch: str, fast: bool = False) -> str:
+    """Everything the program of ``names`` of ``family`` for ``arch`` is made from."""
     source = hashlib.sha256(sources.source(family).encode()).hexdigest()
-    return "\0".join(["nvrtc", family, name, arch, *options(arch), *sources.extra_options(family),
-                      repr(nvrtc_version()), sources.cuda_headers_stamp(), source])
+    return "\0".join(["nvrtc fast" if fast else "nvrtc", family, *names, arch, *options(arch, fast),
+                      *sources.extra_options(family), repr(nvrtc_version()), sources.cuda_headers_stamp(), source])
 
 
 @functools.lru_cache(maxsize=4096)    # a kernel dropped here is read again from the disk cache
@@ -191,9 +196,7 @@ def fast_program(family: str, names: tuple, target: str) -> tuple[bytes, dict]:
     architecture ``target`` (``compute_XX``): from the cache when a proven entry is there, else
     compiled (by one process at a time) and stored.  ``kernels --check --fast`` and the virtual CUDA
     device ask for the same programs (``catalog.fast_programs``): whichever runs first compiles them."""
-    source = hashlib.sha256(sources.source(family).encode()).hexdigest()
-    key = "\0".join(["nvrtc fast", family, *names, target, *options(target, fast=True),
-                     *sources.extra_options(family), repr(nvrtc_version()), sources.cuda_headers_stamp(), source])
+    key = _program_key(family, names, target, fast=True)
 
     def make():
         compiled = compile_family(family, names, target, fast=True)

@@ -115,6 +115,13 @@ def adopt(family: str, entry) -> None:
         raise ValueError(f"generated kernel family {family!r} is registered with another source")
 
 
+def system_includes(text: str) -> list[str]:
+    """The ``#include <...>`` lines of ``text`` (comments dropped), in order, each once: what a host
+    build's precompiled header includes for it."""
+    return list(dict.fromkeys(line.split("//")[0].strip() for line in text.splitlines()
+                              if line.startswith("#include <")))
+
+
 def defines(options) -> list[str]:
     """The ``#define`` lines of the ``-DNAME[=VALUE]`` options among NVRTC ``options`` (host builds of a
     generated family take its definitions this way)."""

@@ -359,8 +359,7 @@ def harness() -> hostbuild.Header:
     """The header every host build of kernels includes first: the harness, then the system headers
     ``kernels/`` include (CUDA's half and bfloat16 ones are most of a small build's time; g++ reads
     it all precompiled)."""
-    includes = {line.split("//")[0].strip(): None for family in sources.FAMILIES     # in order, once each
-                for line in sources.source(family).splitlines() if line.startswith("#include <")}
+    includes = sources.system_includes("\n".join(sources.source(family) for family in sources.FAMILIES))
     text = _PRELUDE.format(stack_kib=STACK_KIB) + _RUNNER.format() + "".join(f"{line}\n" for line in includes)
     return hostbuild.Header("gb_emulation.h", text)
 

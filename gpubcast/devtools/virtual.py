@@ -529,8 +529,8 @@ class VirtualCupy(types.ModuleType):
     order of each launch.  ``launches``: (name expression, grid, block, stream ptr, argument bytes)
     of every kernel run, for tests.  ``kernels``: "runtime", the backend's own
     ``compiler.cached_kernel`` (a CUBIN compiled with the runtime options, one NVRTC program per
-    kernel, as on a GPU); "fast", ``fast_kernel`` (PTX of one fast program per (op, types): about
-    5x less NVRTC time; the parameters and names it checks are the same in every build).
+    kernel, as on a GPU); "fast", ``fast_kernel`` (PTX of the catalog's cached fast program holding the kernel, the one
+    ``kernels --check --fast`` compiles; the parameters and names it checks are the same in both).
     """
 
     def __init__(self, compute_capability: str = "90", device_count: int = 1, seed: int = 0,
