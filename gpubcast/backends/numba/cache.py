@@ -69,6 +69,22 @@ _VERSIONS = (sys.version, numba.__version__, llvmlite.__version__)
 #: options of every compiled function (cached here, not by Numba's ``cache=True``)
 JIT = dict(nogil=True, error_model="numpy", boundscheck=False)
 
+#: options of every helper a compiled function calls (``register_jitable``, ``overload`` below): no C
+#: wrapper.  Numba gives each overload one by default, though only compiled code calls a helper;
+#: without it a first row compiles 13-17 % faster (5 cold runs of 21 rows, /tmp/rowt.py).
+HELPER = {"no_cfunc_wrapper": True}
+
+
+def register_jitable(fn=None, **options):
+    """``numba.extending.register_jitable`` with ``HELPER``'s options (and ``options``)."""
+    decorate = extending.register_jitable(**HELPER, **options)  # noqa: TID251 - the one wrapper of it
+    return decorate if fn is None else decorate(fn)
+
+
+def overload(func, jit_options=None, **kwargs):
+    """``numba.extending.overload`` with ``HELPER``'s options (and ``jit_options``)."""
+    return extending.overload(func, jit_options={**HELPER, **(jit_options or {})}, **kwargs)  # noqa: TID251 - the one wrapper
+
 
 def _random_uids() -> None:
     """Symbol uids from a random 62-bit start in this process (numba#10486)."""

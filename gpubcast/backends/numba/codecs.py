@@ -24,7 +24,9 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.imputils import lower_constant
-from numba.extending import intrinsic, models, overload, register_jitable, register_model, typeof_impl
+from numba.extending import intrinsic, models, register_model, typeof_impl
+
+from .cache import overload, register_jitable
 
 
 # --- codecs -------------------------------------------------------------------------------------

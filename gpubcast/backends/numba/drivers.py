@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import literal_unroll, prange, types
-from numba.extending import overload, register_jitable
 
-from .cache import JIT, cfunc, njit
+from .cache import JIT, cfunc, njit, overload, register_jitable
 from .memory import (ACC, I64, SCRATCH, SCRATCH_SLOTS, U8, U16, U32, U64, call_chunk, call_driver, call_row, load,
                      nt_copy, nt_first, stack_i64, store, store_fence)
 from .meta import (H_CHUNK, H_DRIVER, H_FLAGS, H_ITEMS, H_M, H_MB, H_N, H_NB, H_ND, H_NOPS, H_R2, H_ROW, H_TB,

@@ -21,8 +21,8 @@ sin/cos kernels for float; ``erfc64``'s polynomial is a least-squares Chebyshev 
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
 
+from .cache import register_jitable
 from .codecs import f64_bits, f64_from_bits, fabs_, fcopysign, ffloor, fsqrt
 
 INF, NAN = float("inf"), float("nan")

@@ -19,7 +19,9 @@ import platform
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic, register_jitable
+from numba.extending import intrinsic
+
+from .cache import register_jitable
 
 #: elements per accumulator segment of the variadic rows; SCRATCH bytes hold ACC of any raw type
 ACC = 1024

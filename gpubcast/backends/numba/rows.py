@@ -13,9 +13,8 @@ broadcast (stride 0) operands, which LLVM vectorises, and a strided loop.
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
 
-from .cache import JIT, cfunc
+from .cache import JIT, cfunc, register_jitable
 from .memory import ACC, I64, ROW_SIGNATURE, load, store
 
 

@@ -28,9 +28,9 @@ import math
 
 import numpy as np
 from numba.core import types
-from numba.extending import overload, register_jitable
 
 from . import float32_math as F32
+from .cache import overload, register_jitable
 from .codecs import (SYSTEM_COMPLEX, SYSTEM_CPOW, ctruth, decode, double_to_half, encode, fabs_,
                      family, fceil, fcopysign, fexp2, ffloor, ffma, ffmod, float_to_bfloat16, fpow, frint, fsqrt,
                      ftrunc, libm_cbrt, libm_hypot, libm_nextafter, system_cexp, system_clog, system_cpow,
