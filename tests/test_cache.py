@@ -16,6 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import filelock
 import pytest
 from numba.core import serialize
 
@@ -101,10 +102,18 @@ def _check(cache_dir, *args):
 
 
 @pytest.fixture(scope="module")
-def warm_cache(tmp_path_factory):
-    """A cache filled by one process running CHECK; (directory, its numba entries' bytes)."""
-    d = tmp_path_factory.mktemp("warm")
-    _check(d)
+def warm_cache(tmp_path_factory, worker_id):
+    """A cache filled by one process running CHECK; (directory, its numba entries' bytes).  Under
+    pytest-xdist the first worker to ask fills it in this run's temporary root, the others read it."""
+    if worker_id == "master":
+        d = tmp_path_factory.mktemp("warm")
+        _check(d)
+    else:
+        d = tmp_path_factory.getbasetemp().parent / "warm-numba-cache"   # this run's, shared by its workers
+        with filelock.FileLock(f"{d}.lock"):
+            if not (d / "filled").exists():
+                _check(d)
+                (d / "filled").touch()
     entries = {p.name: p.read_bytes() for p in (d / cache.__version__ / "numba").glob("*.entry")}
     assert len(entries) > 10
     return d, entries
