@@ -272,6 +272,26 @@ def test_output_over_2_to_31_elements():
     del out, flat
 
 
+def test_a_plan_gets_the_chunk_walk_with_the_paths_it_needs(monkeypatch):
+    """The plain chunk runner (neither staging nor streaming compiled in) for a plan that needs
+    neither; the full one for a transposed input or a streamed output."""
+    from gpubcast.backends.numba import drivers
+    from gpubcast.backends.numba import meta as numba_meta
+    backend, add = gb.backends.get("numba"), ops.get("add")
+    a = np.ones((64, 48), np.float32)
+
+    def walk(x, y):
+        spec = backend.spec(add, (x.dtype, y.dtype), np.dtype(np.float32))
+        m = numba_meta.iteration_meta(gb.plan(x, y), spec, parallel=False)
+        return (m[numba_meta.H_CHUNK] == drivers.chunk_address(full=True),
+                m[numba_meta.H_TRANSPOSED] > 0, m[numba_meta.H_FLAGS] & numba_meta.NON_TEMPORAL != 0)
+    assert drivers.chunk_address(full=True) != drivers.chunk_address(full=False)
+    assert walk(a, a[:1]) == (False, False, False)
+    assert walk(a, a.T.copy().T) == (True, True, False)
+    monkeypatch.setattr(numba_meta, "NON_TEMPORAL_MIN", 0)
+    assert walk(a, a[:1].copy()) == (True, False, True)
+
+
 @pytest.mark.parametrize("name", ["add", "where", "sum", "copy"])
 def test_non_temporal_stores(monkeypatch, name):
     """The streaming-store path (normally only for outputs larger than the cache), forced on for

@@ -5,7 +5,9 @@ ops) walks the work items of a plan and calls the row function (``rows``) throug
 parallel drivers run one chunk of items per thread under ``prange``.  Splitting the two keeps compile
 time per (op, dtype) small: only the row function is specialised.  The walk itself is one C callable,
 the *chunk runner* (``chunk_address``, its address in meta), which every driver calls: compiled once,
-not once inlined into each driver (a cold cache compiled the drivers in 20 s, most of it this walk).
+not once inlined into each driver (a cold cache compiled the drivers in 20 s, most of it this walk);
+a plan with no transposed input and no streamed output gets the plain runner, the walk without
+those two paths (a first call on a fresh cache compiles that in a fraction of the time).
 *Launchers* (``launch1``.., ``address``, ``addresses``) give the data addresses of arrays and the
 output's writability; ``run1``..``run3`` run the serial driver whose address ``meta`` holds, from
 Python in one call.
@@ -156,85 +158,90 @@ def check(mp, pp):
     return st
 
 
-@register_jitable
-def _run_chunk(row, c, nchunks, pp, mp, work, scratch):
-    """Run items [c*items/nchunks, (c+1)*items/nchunks) through ``row``; ``work``: the address of
-    10 * nops + nd int64 slots."""
-    items = _m(mp, H_ITEMS)
-    q0, q1 = c * items // nchunks, (c + 1) * items // nchunks
-    if q0 >= q1:
-        return
-    nd, nops, n, tb, nb = _m(mp, H_ND), _m(mp, H_NOPS), _m(mp, H_N), _m(mp, H_TB), _m(mp, H_NB)
-    r2, m, mb, flags = _m(mp, H_R2), _m(mp, H_M), _m(mp, H_MB), _m(mp, H_FLAGS)
-    offs, strides, off = work, work + 8 * nops, work + 24 * nops
-    redirect, idx = work + 32 * nops, work + 80 * nops  # redirect: 6 * nops slots
-    tk = _m(mp, H_TRANSPOSED) - 1
-    tp, to, ts = redirect + 16 * nops, redirect + 24 * nops, redirect + 32 * nops  # a staged view
-    tile = scratch + 2 * (ACC * 16 + 64)
-    for k in range(nops):
-        store(strides, k, _stride(mp, k, nd - 1), I64)
-        store(strides, nops + k, _stride(mp, k, nd - 2), I64)
-        store(off, k, 0, I64)
-    out = nops - 1
-    osz = _m(mp, HEADER + nd + nops * nd + 4 * nops + out)
-    nt = (flags & NON_TEMPORAL) != 0 and load(strides, out, I64) == 1
-    # decompose q0: outer index (dims 0..nd-3), row block, column block
-    r, rb, blk = q0 // (mb * nb), (q0 // nb) % mb, q0 % nb
-    rem = r
-    for d in range(nd - 3, -1, -1):
-        ext = _m(mp, HEADER + d)
-        i = rem % ext
-        rem //= ext
-        store(idx, d, i, I64)
+def _chunk_walk(full: bool):
+    """The walk of a chunk: run items [c*items/nchunks, (c+1)*items/nchunks) through ``row``;
+    ``work``: the address of 10 * nops + nd int64 slots.  ``full``: with its two special paths, a
+    transposed input's slabs staged (meta's H_TRANSPOSED) and output rows streamed (NON_TEMPORAL);
+    without them (Numba prunes the branches on the constant ``full``) it compiles in a fraction of
+    the time and runs every plan that needs neither (``meta.iteration_meta`` picks the runner)."""
+    @register_jitable
+    def run_chunk(row, c, nchunks, pp, mp, work, scratch):
+        items = _m(mp, H_ITEMS)
+        q0, q1 = c * items // nchunks, (c + 1) * items // nchunks
+        if q0 >= q1:
+            return
+        nd, nops, n, tb, nb = _m(mp, H_ND), _m(mp, H_NOPS), _m(mp, H_N), _m(mp, H_TB), _m(mp, H_NB)
+        r2, m, mb, flags = _m(mp, H_R2), _m(mp, H_M), _m(mp, H_MB), _m(mp, H_FLAGS)
+        offs, strides, off = work, work + 8 * nops, work + 24 * nops
+        redirect, idx = work + 32 * nops, work + 80 * nops  # redirect: 6 * nops slots
+        tk = _m(mp, H_TRANSPOSED) - 1
+        tp, to, ts = redirect + 16 * nops, redirect + 24 * nops, redirect + 32 * nops  # a staged view
+        tile = scratch + 2 * (ACC * 16 + 64)
         for k in range(nops):
-            store(off, k, load(off, k, I64) + i * _stride(mp, k, d), I64)
-    for _ in range(q0, q1):
-        j0, i0 = blk * tb, rb * m
-        for k in range(nops):
-            o = load(off, k, I64) + j0 * load(strides, k, I64) + i0 * load(strides, nops + k, I64)
-            store(offs, k, o, I64)
-        w, h = min(tb, n - j0), min(m, r2 - i0)
-        ip, io, ist = pp, offs, strides
-        if tk >= 0:  # stage the transposed input's slab: rows of w elements in ``tile``
+            store(strides, k, _stride(mp, k, nd - 1), I64)
+            store(strides, nops + k, _stride(mp, k, nd - 2), I64)
+            store(off, k, 0, I64)
+        out = nops - 1
+        osz = _m(mp, HEADER + nd + nops * nd + 4 * nops + out)
+        nt = (flags & NON_TEMPORAL) != 0 and load(strides, out, I64) == 1
+        # decompose q0: outer index (dims 0..nd-3), row block, column block
+        r, rb, blk = q0 // (mb * nb), (q0 // nb) % mb, q0 % nb
+        rem = r
+        for d in range(nd - 3, -1, -1):
+            ext = _m(mp, HEADER + d)
+            i = rem % ext
+            rem //= ext
+            store(idx, d, i, I64)
             for k in range(nops):
-                store(tp, k, load(pp, k, I64), I64)
-                store(to, k, load(offs, k, I64), I64)
-                store(ts, k, load(strides, k, I64), I64)
-                store(ts, nops + k, load(strides, nops + k, I64), I64)
-            isz = _m(mp, HEADER + nd + nops * nd + 4 * nops + tk)
-            _stage_transposed(tile, load(pp, tk, I64) + load(offs, tk, I64) * isz, w, h,
-                              load(strides, tk, I64), load(strides, nops + tk, I64), isz)
-            store(tp, tk, tile, I64)
-            store(to, tk, 0, I64)
-            store(ts, tk, 1, I64)
-            store(ts, nops + tk, w, I64)
-            ip, io, ist = tp, to, ts
-        packed = w == load(ist, nops + out, I64) and w <= ACC  # the slab's output is one block
-        if nt and (w * osz >= NT_ROW_BYTES or (packed and w * h * osz >= NT_ROW_BYTES)):
-            _streamed(row, ip, io, ist, nops, w, h, scratch, osz, redirect, packed)
-        else:
-            call_row(row, ip, io, ist, nops, w, h, scratch)
-        blk += 1
-        if blk == nb:
-            blk = 0
-            rb += 1
-            if rb == mb:
-                rb = 0
-                # step the outer index (dims 0..nd-3) by one
-                d = nd - 3
-                while d >= 0:
-                    store(idx, d, load(idx, d, I64) + 1, I64)
-                    for k in range(nops):
-                        store(off, k, load(off, k, I64) + _stride(mp, k, d), I64)
-                    ext = _m(mp, HEADER + d)
-                    if load(idx, d, I64) < ext:
-                        break
-                    for k in range(nops):
-                        store(off, k, load(off, k, I64) - ext * _stride(mp, k, d), I64)
-                    store(idx, d, 0, I64)
-                    d -= 1
-    if nt:
-        store_fence()
+                store(off, k, load(off, k, I64) + i * _stride(mp, k, d), I64)
+        for _ in range(q0, q1):
+            j0, i0 = blk * tb, rb * m
+            for k in range(nops):
+                o = load(off, k, I64) + j0 * load(strides, k, I64) + i0 * load(strides, nops + k, I64)
+                store(offs, k, o, I64)
+            w, h = min(tb, n - j0), min(m, r2 - i0)
+            ip, io, ist = pp, offs, strides
+            if full and tk >= 0:  # stage the transposed input's slab: rows of w elements in ``tile``
+                for k in range(nops):
+                    store(tp, k, load(pp, k, I64), I64)
+                    store(to, k, load(offs, k, I64), I64)
+                    store(ts, k, load(strides, k, I64), I64)
+                    store(ts, nops + k, load(strides, nops + k, I64), I64)
+                isz = _m(mp, HEADER + nd + nops * nd + 4 * nops + tk)
+                _stage_transposed(tile, load(pp, tk, I64) + load(offs, tk, I64) * isz, w, h,
+                                  load(strides, tk, I64), load(strides, nops + tk, I64), isz)
+                store(tp, tk, tile, I64)
+                store(to, tk, 0, I64)
+                store(ts, tk, 1, I64)
+                store(ts, nops + tk, w, I64)
+                ip, io, ist = tp, to, ts
+            packed = w == load(ist, nops + out, I64) and w <= ACC  # the slab's output is one block
+            if full and nt and (w * osz >= NT_ROW_BYTES or (packed and w * h * osz >= NT_ROW_BYTES)):
+                _streamed(row, ip, io, ist, nops, w, h, scratch, osz, redirect, packed)
+            else:
+                call_row(row, ip, io, ist, nops, w, h, scratch)
+            blk += 1
+            if blk == nb:
+                blk = 0
+                rb += 1
+                if rb == mb:
+                    rb = 0
+                    # step the outer index (dims 0..nd-3) by one
+                    d = nd - 3
+                    while d >= 0:
+                        store(idx, d, load(idx, d, I64) + 1, I64)
+                        for k in range(nops):
+                            store(off, k, load(off, k, I64) + _stride(mp, k, d), I64)
+                        ext = _m(mp, HEADER + d)
+                        if load(idx, d, I64) < ext:
+                            break
+                        for k in range(nops):
+                            store(off, k, load(off, k, I64) - ext * _stride(mp, k, d), I64)
+                        store(idx, d, 0, I64)
+                        d -= 1
+        if full and nt:
+            store_fence()
+    return run_chunk
 
 
 @register_jitable
@@ -303,19 +310,27 @@ def _streamed(row, pp, offs, strides, nops, n, m, scratch, osz, redirect, packed
             j += w
 
 
+_run_chunk, _run_chunk_plain = _chunk_walk(True), _chunk_walk(False)
+
+
 def _chunk_runner(row, c, nchunks, pp, mp, work, scratch):
     _run_chunk(row, c, nchunks, pp, mp, work, scratch)
 
 
-_CHUNK = []
+def _plain_chunk_runner(row, c, nchunks, pp, mp, work, scratch):
+    _run_chunk_plain(row, c, nchunks, pp, mp, work, scratch)
 
 
-def chunk_address() -> int:
-    """Address of ``_run_chunk`` as a C callable ``void(row, c, nchunks, pp, meta address, work,
-    scratch)`` (compiled on first use), for meta[H_CHUNK]."""
-    if not _CHUNK:
-        _CHUNK.append(cfunc(types.void(*(types.int64,) * 7), _chunk_runner, f"{__name__}._chunk_runner", **JIT))
-    return _CHUNK[0].address
+_CHUNK: dict = {}
+
+
+def chunk_address(full: bool = True) -> int:
+    """Address of a chunk runner as a C callable ``void(row, c, nchunks, pp, meta address, work,
+    scratch)`` (compiled on first use), for meta[H_CHUNK]: ``_chunk_walk(full)``'s."""
+    if full not in _CHUNK:
+        fn = _chunk_runner if full else _plain_chunk_runner
+        _CHUNK[full] = cfunc(types.void(*(types.int64,) * 7), fn, f"{__name__}.{fn.__name__}", **JIT)
+    return _CHUNK[full].address
 
 
 @register_jitable

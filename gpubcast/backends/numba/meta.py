@@ -113,7 +113,8 @@ def iteration_meta(p, spec, parallel: bool) -> np.ndarray:
     nb, mb = -(-n // tb), -(-r2 // m)
     flags = NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
     from .drivers import chunk_address   # drivers reads this layout: imported on use
-    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1, chunk_address()]
+    runner = chunk_address(full=tiled >= 0 or flags != 0)   # the plain walk unless staged or streamed
+    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1, runner]
     ext, same, align = [], [], []
     unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
     for k, s in enumerate(sets):
