@@ -329,7 +329,8 @@ def chunk_address(full: bool = True) -> int:
     scratch)`` (compiled on first use), for meta[H_CHUNK]: ``_chunk_walk(full)``'s."""
     if full not in _CHUNK:
         fn = _chunk_runner if full else _plain_chunk_runner
-        _CHUNK[full] = cfunc(types.void(*(types.int64,) * 7), fn, f"{__name__}.{fn.__name__}", **JIT)
+        made = cfunc(types.void(*(types.int64,) * 7), fn, f"{__name__}.{fn.__name__}", **JIT)
+        _CHUNK.setdefault(full, made)   # threads racing here: the first one's stays (its address is in use)
     return _CHUNK[full].address
 
 
