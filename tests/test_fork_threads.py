@@ -40,6 +40,7 @@ SCRIPT = textwrap.dedent("""
         ok = True
         for _ in range(2):
             ok &= np.array_equal(gb.add(A, A + k), A + (A + k))
+            ok &= np.array_equal(gb.subtract(A.T, A + k), A.T - (A + k))    # a transposed input: the full walk
             ok &= np.array_equal(gb.multiply(ROWS, ROW), ROWS * ROW)
             ok &= np.allclose(affine(ROWS, ROW, k, ROWS), ROWS * ROW + k - ROWS, rtol=1e-6, atol=1e-5)
         return bool(ok), getattr(numba_backend, "_FORKED_FROM_OMP", None), numba.threading_layer()

@@ -292,6 +292,27 @@ def test_a_plan_gets_the_chunk_walk_with_the_paths_it_needs(monkeypatch):
     assert walk(a, a[:1].copy()) == (True, False, True)
 
 
+def test_threads_asking_for_a_new_chunk_runner_at_once_all_get_the_one_kept(monkeypatch):
+    """A runner's address goes into metas that outlive the call: threads that compile one at the same
+    time must all get the one the module keeps (a runner dropped later would leave a dangling address)."""
+    import threading
+
+    from gpubcast.backends.numba import drivers
+    monkeypatch.setattr(drivers, "_CHUNK", {})      # the kept runners stay referenced by the real dict
+    barrier, got = threading.Barrier(6), []
+
+    def ask(full):
+        barrier.wait()
+        got.append((full, drivers.chunk_address(full=full)))
+    threads = [threading.Thread(target=ask, args=(k % 2 == 0,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(drivers._CHUNK) == [False, True]
+    assert all(address == drivers._CHUNK[full].address for full, address in got), got
+
+
 @pytest.mark.parametrize("name", ["add", "where", "sum", "copy"])
 def test_non_temporal_stores(monkeypatch, name):
     """The streaming-store path (normally only for outputs larger than the cache), forced on for
