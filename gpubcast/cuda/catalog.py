@@ -169,13 +169,18 @@ def _unary_loops(op: _ops.Op):
 FAST_PROGRAM = 260
 
 
+def groups(family: str, size: int) -> tuple[tuple[str, ...], ...]:
+    """The name expressions of ``family``'s instantiations cut into groups of ``size`` (catalog
+    order): every caller asking for the same size gets the same groups."""
+    names = [n for k in every_instantiation().get(family, ()) for n in k.names()]
+    return tuple(tuple(names[i:i + size]) for i in range(0, len(names), size))
+
+
 @functools.lru_cache(maxsize=len(FAMILIES))
 def fast_programs(family: str) -> tuple[tuple[str, ...], ...]:
-    """The name expressions of ``family``'s instantiations cut into fast programs of ``FAST_PROGRAM``
-    (catalog order): the programs ``kernels --check --fast`` compiles and the virtual CUDA device
-    takes its kernels from, so that one compile serves both."""
-    names = [n for k in every_instantiation().get(family, ()) for n in k.names()]
-    return tuple(tuple(names[i:i + FAST_PROGRAM]) for i in range(0, len(names), FAST_PROGRAM))
+    """``groups`` of ``FAST_PROGRAM``: the programs ``kernels --check --fast`` compiles and the
+    virtual CUDA device takes its kernels from, so that one compile serves both."""
+    return groups(family, FAST_PROGRAM)
 
 
 @functools.lru_cache(maxsize=1)

@@ -390,8 +390,7 @@ def _catalog_chunks(family: str) -> tuple[tuple[tuple[str, ...], ...], dict[str,
     """The catalog's instantiations of ``family`` cut into libraries of ``CHUNK`` (catalog order),
     and each name's library: every Emulator asking for any of them builds the same libraries, so
     they are built once (and cached once) whichever subset a caller wants."""
-    names = [n for k in catalog.every_instantiation().get(family, ()) for n in k.names()]
-    chunks = tuple(tuple(names[i:i + CHUNK]) for i in range(0, len(names), CHUNK))
+    chunks = catalog.groups(family, CHUNK)
     return chunks, {n: i for i, chunk in enumerate(chunks) for n in chunk}
 
 
