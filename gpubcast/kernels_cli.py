@@ -188,10 +188,12 @@ def model(out=print) -> int:
         f"DRAM {mdl.DRAM_BW / 1e12:g} TB/s x {mdl.ACHIEVABLE:g}, L2 {mdl.L2_BW / 1e12:g} TB/s; the "
         f"benchmark's GPU shapes; fraction = copy time for the same DRAM bytes / predicted time")
     for dtype in mdl.DTYPES:
+        hardware = mdl.measured(dtype=dtype.name)
         out("")
-        out(f"{dtype.name}:")
+        out(f"{dtype.name}:" + (f" (last column: measured on the H100 run {mdl.H100_RUN}, an earlier commit's kernels)"
+                                if hardware else ""))
         out("")
-        out(mdl.table(mdl.predict_all(dtype.name)))
+        out(mdl.table(mdl.predict_all(dtype.name), hardware))
     return 0
 
 

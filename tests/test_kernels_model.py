@@ -1,6 +1,8 @@
 """The static bandwidth model of the benchmark patterns (gpubcast.devtools.model): an H100 model fed by
 the SASS of the kernel each pattern launches. A model, +-15 %: nothing here is measured on a GPU."""
 
+import json
+
 import pytest
 
 from gpubcast.devtools import model, resources as res
@@ -8,8 +10,16 @@ from gpubcast.devtools import model, resources as res
 WHY = res.unavailable()
 needs_tools = pytest.mark.skipif(bool(WHY), reason=f"the model needs NVRTC, cuobjdump and nvdisasm: {WHY}")
 
-#: patterns the model predicts below their goal today (the gap; remove an entry when it is met)
-BELOW_GOAL: dict = {}
+#: patterns the model predicts below their goal today (the gap; remove an entry when it is met).  Since the
+#: model was checked against the H100 run (memory and the SM's work not fully overlapped), these are short:
+_SM_WORK = "issue 23: the SM's work per element (instructions, L1 lines) adds to the DRAM stream's time"
+_COPY = "issue 23: a broadcast copy; the H100 measured less still (model.UNEXPLAINED)"
+BELOW_GOAL: dict = {
+    ("outer", "float32"): _SM_WORK, ("rank6", "float32"): _SM_WORK, ("sum4", "float32"): _SM_WORK,
+    ("explicit", "float32"): _COPY,
+    ("outer", "float64"): _SM_WORK, ("rank6", "float64"): _SM_WORK, ("sum4", "float64"): _SM_WORK,
+    ("explicit", "float64"): _COPY, ("expand", "float64"): _COPY,
+}
 
 
 def _params(names, failing):
@@ -129,12 +139,51 @@ def test_shared_loop_is_the_shared_tiles_loop():
 
 
 def test_model_arithmetic():
-    # a copy-like pattern that is memory-bound comes out at exactly 1; the issue term scales with instr/elem
+    # the DRAM stream and the SM's work add as the root of their sum of squares; L2 stands alone
     assert model.GOAL == 0.9 and model.GOAL_TRANSPOSED == 0.7
-    p = model.Prediction("x", "k", 1, False, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 2.0, 1.0, 1.0, 2.0, 0.9)
-    assert p.fraction == 1.0 and p.bound == "memory"
-    p = model.Prediction("x", "k", 1, False, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 2.0, 1.0, 4.0, 2.0, 0.9)
-    assert p.fraction == 0.5 and p.bound == "issue"
+    p = model.Prediction("x", "k", 1, False, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 2.0, 1.0, 0.0, 2.0, 0.9)
+    assert p.fraction == 1.0 and p.bound == "memory"          # nothing but the copy's own bytes
+    p = model.Prediction("x", "k", 1, False, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 3.0, 1.0, 4.0, 3.0, 0.9)
+    assert p.time == 5.0 and p.fraction == 0.6 and p.bound == "issue"
+    p = model.Prediction("x", "k", 1, False, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 3.0, 1.0, 0.0, 3.0, 0.9,
+                         t_smem=2.0, t_l1=6.0)
+    assert p.time == 7.0 and p.bound == "L1"                  # sqrt(9 + 4 + 36)
+    p = model.Prediction("x", "k", 1, False, "CC", 1.0, 4, 1.0, 10.0, 8.0, 8.0, 10, 3.0, 8.0, 4.0, 3.0, 0.9)
+    assert p.time == 8.0 and p.bound == "L2"
+
+
+def test_measured_reads_the_gpubcast_rows_of_a_run(tmp_path):
+    rec = {"pattern": "row", "backend": "gpubcast-cuda", "size": "large", "dtype": "float32",
+           "fraction_of_ceiling": 0.5}
+    others = [dict(rec, backend="cupy", fraction_of_ceiling=0.1), dict(rec, size="tiny", fraction_of_ceiling=0.2),
+              dict(rec, dtype="float64", fraction_of_ceiling=0.3)]
+    (tmp_path / "run.json").write_text(json.dumps({"records": [rec, *others]}))
+    assert model.measured(str(tmp_path / "run.json")) == {"row": 0.5}
+    assert model.measured(str(tmp_path / "run.json"), "float64") == {"row": 0.3}
+    assert model.measured(str(tmp_path / "absent.json")) == {}
+
+
+#: patterns whose kernel changed after the H100 run (its figure is the old kernel's), and what changed
+CHANGED_SINCE_H100 = {
+    "sum4": "variadic general kernel: 8 float32 elements per thread, not 4 (issue 23)",
+}
+
+
+@needs_tools
+def test_model_agrees_with_the_h100_run():
+    """The model against the one GPU run (bench/results): within 0.08 of every measured pattern it
+    explains; the ones it does not (model.UNEXPLAINED) still over-predicted, so that an explanation shows
+    here; a kernel changed since then predicted at least as fast as measured."""
+    measured = model.measured()
+    assert set(measured) >= {p.name for p in model.patterns()}, sorted(measured)
+    for p in model.patterns():
+        r, m = model.predict(p.name).fraction, measured[p.name]
+        if p.name in model.UNEXPLAINED:
+            assert r - m > 0.2, f"{p.name}: the model ({r:.2f}) now explains the H100's {m:.2f}: update UNEXPLAINED"
+        elif p.name in CHANGED_SINCE_H100:
+            assert r >= m - 0.08, f"{p.name}: {r:.2f}, measured {m:.2f} with the old kernel"
+        else:
+            assert abs(r - m) <= 0.08, f"{p.name}: model {r:.2f}, H100 {m:.2f}"
 
 
 @needs_tools
