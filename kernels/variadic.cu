@@ -8,7 +8,8 @@
 // Kernels (launch contract: indexing.cuh):
 //   variadic_contig<Op, T>             no strided operand; Head<MAX_VARIADIC> argument
 //   variadic_general<Op, T, index_t>   any strides; General<MAX_VARIADIC, index_t>
-//   *_ept<...>                         elements per thread
+//   *_ept<...>                         elements per thread (variadic_general: of a launch of at most
+//                                      FEW_VARIADIC inputs; more inputs take GENERAL_EPT)
 // Head::nin = inputs of this launch (args 1..nin); Head::aux = n for Mean's final division
 // (0: no division).  More than MAX_VARIADIC inputs: the host chains launches, the partial
 // result (the output) being the first input of the next launch.
@@ -53,7 +54,12 @@ GB_PARAMETRIC(Shrink, shrink)
 #undef GB_PARAMETRIC
 
 template <class Op, typename T> constexpr int variadic_contig_ept = GENERAL_EPT;  // 8 inputs: keep tiles small
-template <class Op, typename T, typename index_t> constexpr int variadic_general_ept = GENERAL_EPT;
+// A launch of at most FEW_VARIADIC inputs on the 32-bit path takes a binary kernel's tile (8 elements
+// of 2 or 4 bytes): its per-tile work (the offsets of 5 slots over every dim, the class tests) is
+// shared by 8 elements, not 4.  More inputs, 64-bit indices or other sizes keep GENERAL_EPT
+// (registers: 1-byte elements at 8 spill on sm_80).
+template <class Op, typename T, typename index_t> constexpr int variadic_general_ept =
+    sizeof(index_t) == 4 && (sizeof(T) == 2 || sizeof(T) == 4) ? 8 : GENERAL_EPT;
 
 // One tile of inputs 1 .. nin, nin <= MAXIN (inputs past MAXIN are never touched).
 template <class Op, typename T, int EPT, int MAXIN = MAX_VARIADIC> struct VariadicBody {
@@ -113,12 +119,13 @@ constexpr int FEW_VARIADIC = 4;
 
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) variadic_general(const __grid_constant__ General<MAX_VARIADIC, index_t> p) {
-  constexpr int EPT = GENERAL_EPT;
+  constexpr int FEW_EPT = variadic_general_ept<Op, T, index_t>;   // the host launches by it (launch.py)
   if (is_same<Op, Axpby>::value || p.h.nin <= (u32)FEW_VARIADIC) {
-    for_each_tile<MAX_VARIADIC, EPT, index_t, true, false, FEW_VARIADIC + 1>(
-        p.h, p.calc, true, VariadicBody<Op, T, EPT, FEW_VARIADIC>());
+    for_each_tile<MAX_VARIADIC, FEW_EPT, index_t, true, false, FEW_VARIADIC + 1>(
+        p.h, p.calc, true, VariadicBody<Op, T, FEW_EPT, FEW_VARIADIC>());
   } else if constexpr (!is_same<Op, Axpby>::value) {
-    for_each_tile<MAX_VARIADIC, EPT, index_t, true, false>(p.h, p.calc, true, VariadicBody<Op, T, EPT>());
+    for_each_tile<MAX_VARIADIC, GENERAL_EPT, index_t, true, false>(p.h, p.calc, true,
+                                                                   VariadicBody<Op, T, GENERAL_EPT>());
   }
 }
 

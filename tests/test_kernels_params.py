@@ -192,3 +192,22 @@ def test_unsupported_dtypes_are_type_errors():
         catalog.move_type(np.dtype("U3"))
     with pytest.raises(TypeError, match="cannot move elements"):
         catalog.move_type(np.dtype([("a", "i1"), ("b", "i2")]))
+
+
+def test_variadic_general_launches_take_8_elements_a_thread_for_few_inputs_of_2_or_4_bytes():
+    # issue 23 (kernels/variadic.cu variadic_general_ept): at most 4 inputs on the 32-bit path, 2- or 4-byte
+    # elements: 8 a thread, the grid sized by it; more inputs, other sizes: 4
+    def general(dtype, nin):
+        xs = [np.ones((40, 300), dtype)] + [np.ones(300, dtype)] * (nin - 1)
+        p, launches = _launches(*xs, op="sum")
+        [lc] = [lc for lc in launches if lc.name.startswith("gb::variadic_general<")]
+        assert lc.name.endswith("gb::u32>")
+        return lc.ept, lc.grid, p.size
+
+    for dtype, nin, ept in [(np.float32, 2, 8), (np.float32, 4, 8), (np.int16, 3, 8), (np.float16, 4, 8),
+                            (np.float32, 5, 4), (np.float32, 8, 4), (np.int8, 3, 4), (np.float64, 3, 4)]:
+        got, grid, size = general(dtype, nin)
+        assert got == ept, (dtype, nin)
+        assert grid == -(-size // (launch.BLOCK * ept)), (dtype, nin)
+    k = catalog.kernels_for(ops.get("sum"), (np.dtype(np.float32),), np.dtype(np.float32))
+    assert (k.ept(None), k.ept(32), k.ept(64)) == (4, 8, 4)

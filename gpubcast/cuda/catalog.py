@@ -49,6 +49,8 @@ COMPLEX_ON_CPU |= frozenset({"sin", "cos", "tan", "arcsin", "arccos", "arctan", 
 SCALAR_SECOND = {"power": "PowerScalarExponent"}
 GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT (variadic general kernels)
 MAX_VARIADIC = FAMILIES["variadic"].nin   # inputs one variadic launch takes
+FEW_VARIADIC = 4                   # kernels/variadic.cu FEW_VARIADIC: launches of at most this many inputs take
+                                   # variadic_general_ept; more inputs GENERAL_EPT
 INDEX_TYPES = {32: "gb::u32", 64: "gb::u64"}
 
 
@@ -82,6 +84,13 @@ def general_ept(*itemsizes: int) -> int:
     return 8 if max(itemsizes) <= 4 else 4
 
 
+def variadic_general_ept(itemsize: int) -> int:
+    """Elements per thread of a variadic general kernel's launch of at most ``FEW_VARIADIC`` inputs
+    with 32-bit indices: 8 for elements of 2 or 4 bytes, else ``GENERAL_EPT`` (kernels/variadic.cu
+    variadic_general_ept)."""
+    return 8 if itemsize in (2, 4) else GENERAL_EPT
+
+
 @dataclass(frozen=True)
 class Kernels:
     """The three kernels of one (op, types): template arguments shared, names derived."""
@@ -89,6 +98,7 @@ class Kernels:
     targs: str                 # template arguments, e.g. "gb::Add, float, float"
     contig_ept: int
     general_ept: int = GENERAL_EPT
+    general64_ept: int | None = None   # 64-bit indices, where not general_ept
 
     def name(self, index_bits: int | None) -> str:
         """The name expression: contiguous kernel (None) or general with 32/64-bit indices."""
@@ -97,7 +107,9 @@ class Kernels:
         return f"gb::{self.family}_general<{self.targs}, {INDEX_TYPES[index_bits]}>"
 
     def ept(self, index_bits: int | None) -> int:
-        return self.contig_ept if index_bits is None else self.general_ept
+        if index_bits is None:
+            return self.contig_ept
+        return self.general64_ept if index_bits == 64 and self.general64_ept else self.general_ept
 
     def names(self) -> tuple[str, str, str]:
         return self.name(None), self.name(32), self.name(64)
@@ -125,8 +137,9 @@ def kernels_for(op: _ops.Op, in_dtypes: tuple, out_dtype, scalar_second: bool = 
         sizes = (a.itemsize, b.itemsize, out_dtype.itemsize)
         return Kernels(family, targs, contig_ept(*sizes), general_ept(*sizes))
     if family == "variadic":
-        t = np.dtype(in_dtypes[0])
-        return Kernels(family, f"gb::{op.functor}, {cxx_type(t)}", contig_ept(t.itemsize))
+        t = np.dtype(in_dtypes[0])   # general: a launch of at most FEW_VARIADIC inputs (launch.py: more, GENERAL_EPT)
+        return Kernels(family, f"gb::{op.functor}, {cxx_type(t)}", contig_ept(t.itemsize),
+                       variadic_general_ept(t.itemsize), GENERAL_EPT)
     if family == "ternary":
         t = np.dtype(in_dtypes[1])
         return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(1, t.itemsize),

@@ -180,6 +180,8 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     name, ept = kern.name(bits), kern.ept(bits)
     shape = tuple(p.coalesced_shape)
     n_used = len(args) - 1
+    if kern.family == "variadic" and general and n_used > catalog.FEW_VARIADIC:
+        ept = catalog.GENERAL_EPT            # kernels/variadic.cu: the launches of many inputs
     if not general:
         return [_Template(kern.family, name, _grid(p.size, ept), ept, head, tuple(args), (0,) * len(args),
                           p.size, cls_word, 0, n_used, aux, b"")]
