@@ -20,7 +20,8 @@
 //
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
-//   launches ceil(size / (BLOCK * EPT)) blocks, EPT = the kernel's *_ept constant; under
+//   launches ceil(size / (BLOCK * EPT)) blocks, EPT = the kernel's *_ept constant (variadic_general:
+//   of its launches of few inputs, variadic.cu); under
 //   SHARED_TILES one block per 2-D tile); one by-value argument: Head<NIN> (contiguous
 //   kernels) or General<NIN, index_t>.
 // Assumption: under SHARED_TILES a Body calls acc.load<ARG> and acc.store in control flow that
@@ -62,7 +63,7 @@ namespace gb {
 
 constexpr int MAX_DIMS = 10;      // coalesced rank one launch handles
 constexpr int BLOCK = 256;        // threads per block (launch contract)
-constexpr int GENERAL_EPT = 4;    // elements per thread of the variadic general kernels
+constexpr int GENERAL_EPT = 4;    // elements per thread of the variadic kernels (contiguous; general: some launches)
 
 // operand classes, 2 bits per operand in Head::classes (operand k at bits 2k..2k+1)
 enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
