@@ -51,8 +51,7 @@ def rows(cp, small: bool):
     out = cp.empty((m, k), np.float32)
     e_out = cp.empty(np.broadcast_shapes(e_in.shape, e_shape), np.float32)
     x_out = cp.empty(nchw, np.float32)
-    memset = cp.cuda.runtime.memsetAsync if hasattr(cp.cuda, "runtime") and \
-        hasattr(cp.cuda.runtime, "memsetAsync") else None
+    memset = getattr(cp.cuda.runtime, "memsetAsync", None)    # the virtual device has none
     found = []
     if memset is not None:
         found.append(("memset", out, lambda: memset(out.data.ptr, 0, out.nbytes, 0), np.zeros((m, k), np.float32)))

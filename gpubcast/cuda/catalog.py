@@ -47,7 +47,7 @@ COMPLEX_ON_CPU |= frozenset({"sin", "cos", "tan", "arcsin", "arccos", "arctan", 
 #: op -> the functor computing it when its second operand is one value over the whole call (a VALUE or
 #: SCALAR operand), for float32/float64: NumPy's power loop then takes its fast path (numeric.cuh)
 SCALAR_SECOND = {"power": "PowerScalarExponent"}
-GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT (variadic general kernels)
+GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT (variadic kernels but few-input general launches)
 MAX_VARIADIC = FAMILIES["variadic"].nin   # inputs one variadic launch takes
 FEW_VARIADIC = 4                   # kernels/variadic.cu FEW_VARIADIC: launches of at most this many inputs take
                                    # variadic_general_ept; more inputs GENERAL_EPT

@@ -74,8 +74,10 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
 from __future__ import annotations
 
 import functools
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -365,8 +367,6 @@ def measured(run: str = H100_RUN, dtype: str = "float32") -> dict:
     """{pattern: fraction of copy} of gpubcast's CUDA backend at the large size in a benchmark run's
     JSON (``run``: a path, relative ones from the repository root); {} where the file is absent (an
     installed package has no bench/results)."""
-    import json
-    from pathlib import Path
     path = Path(run) if Path(run).is_absolute() else Path(__file__).resolve().parents[2] / run
     if not path.is_file():
         return {}
@@ -393,6 +393,8 @@ def table(rows: list[Prediction], hardware: dict | None = None) -> str:
                "bound", "fraction of copy", "goal"] + (["H100 run"] if hardware else [])
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
+        measured_cell = "" if not hardware else \
+            f" {hardware[r.pattern]:.2f} |" if r.pattern in hardware else " - |"
         out.append(
             f"| {r.pattern} | {r.kernel} | {'shared' if r.shared else 'row'} | {r.rank} | {r.classes} "
             f"| {r.occupancy:.0%} "
@@ -401,6 +403,5 @@ def table(rows: list[Prediction], hardware: dict | None = None) -> str:
             f"| {r.l2_bytes:.2f} | {r.smem_bytes:.2f} | {r.l1_lines:.3f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} "
             f"| {r.t_issue * 1e6:.0f} | {r.t_smem * 1e6:.0f} | {r.t_l1 * 1e6:.0f} | {r.t_copy * 1e6:.0f} | {r.bound} "
             f"| {r.fraction:.2f} "
-            f"| >= {r.goal} |" + (f" {hardware[r.pattern]:.2f} |" if r.pattern in (hardware or {}) else
-                                  " - |" if hardware else ""))
+            f"| >= {r.goal} |" + measured_cell)
     return "\n".join(out)
