@@ -120,7 +120,8 @@ template <class Op, typename A, typename B, typename index_t>
 __global__ void __launch_bounds__(BLOCK) binary_general(const __grid_constant__ General<2, index_t> p) {
   typedef binary_result<Op, A, B> R;
   constexpr int EPT = binary_general_ept<Op, A, B, index_t>;
-  for_each_tile<2, EPT, index_t, true>(p.h, p.calc, true, BinaryBody<Op, A, B, EPT>());
+  constexpr int CHUNK = lane_chunk<EPT, A, B, R>();
+  for_each_tile<2, EPT, index_t, true, true, 3, CHUNK>(p.h, p.calc, true, BinaryBody<Op, A, B, EPT>());
 }
 
 }  // namespace gb

@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(BLOCK) copy_contig(const __grid_constant__ Hea
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) copy_general(const __grid_constant__ General<1, index_t> p) {
   constexpr int EPT = copy_general_ept<Op, T, index_t>;
-  for_each_tile<1, EPT, index_t, true>(p.h, p.calc, true, CopyBody<Op, T, EPT>());
+  for_each_tile<1, EPT, index_t, true, true, 2, lane_chunk<EPT, T>()>(p.h, p.calc, true, CopyBody<Op, T, EPT>());
 }
 
 }  // namespace gb

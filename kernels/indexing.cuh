@@ -85,6 +85,17 @@ enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
 // for 4-byte elements in either phase).
 // Assumption: SHARED_TILES only with coalesced rank >= 2.
 enum : unsigned { SHARED_TILES = 1u };
+// Head::flags of a general kernel, row tiles.  LANE_CHUNKS (launch.lane_chunks sets it on the 32-bit
+// path for a kernel of CHUNK < EPT, lane_chunk): in a full tile, lane L of a warp takes EPT / CHUNK
+// chunks of CHUNK consecutive elements, chunk c from the warp's first element + c * 32 * CHUNK + L *
+// CHUNK, so that each warp access of a chunk covers 32 * CHUNK consecutive elements (at EPT = 2 *
+// CHUNK, half the L1 lines of EPT consecutive elements a lane); the last, partial tile keeps EPT
+// consecutive elements a lane.  The host sets it only where no lane's chunks cross a row -- the
+// innermost size n0 a multiple of 32 * EPT (a warp's elements lie in one row: chunk_step = 32 *
+// CHUNK innermost strides), or n0 a power of 2 dividing 32 * CHUNK with dim 1's size a multiple of
+// the 32 * EPT / n0 rows a warp covers (chunk c lies c * 32 * CHUNK / n0 rows below chunk 0:
+// chunk_step = that many dim-1 strides) -- and passes each operand's OffsetCalc::chunk_step.
+enum : unsigned { LANE_CHUNKS = 2u };
 constexpr int TILE_COLS = 32;               // columns of a shared tile
 constexpr int SHARED_DATA = 8192;           // bytes of a staged operand's pass through the buffer
 constexpr int SHARED_BYTES = SHARED_DATA + TILE_COLS * 16;   // + a padding element per column
@@ -101,6 +112,11 @@ template <typename... Ts> __host__ __device__ constexpr int contig_ept() {
 // element has at most 4 bytes (a tile's offset work shared by 8), else 4 (registers).
 template <typename... Ts> __host__ __device__ constexpr int general_ept() {
   return max_of((int)sizeof(Ts)...) <= 4 ? 8 : 4;
+}
+// Elements of a lane chunk (LANE_CHUNKS) of a general kernel of EPT: 16 bytes of its widest operand,
+// at most EPT (catalog.lane_chunk).
+template <int EPT, typename... Ts> __host__ __device__ constexpr int lane_chunk() {
+  return 16 / max_of((int)sizeof(Ts)...) < EPT ? 16 / max_of((int)sizeof(Ts)...) : EPT;
 }
 
 // Per-launch arguments every kernel gets (the contiguous kernels get only this).
@@ -142,6 +158,12 @@ template <typename index_t> struct OffsetType;
 template <> struct OffsetType<u32> { typedef i32 type; };
 template <> struct OffsetType<u64> { typedef i64 type; };
 
+// OffsetCalc::locate of at most this many operands on the 32-bit path runs unrolled over MAX_DIMS
+// (binary, ternary, copy, unary, the variadic kernel's launches of few inputs); more operands, or
+// the 64-bit path, keep the loop over dims (unrolled, they spill: fused kernels of 15 leaves; the
+// binary kernel's 64-bit multiply-highs reach 110 registers).
+constexpr int UNROLLED_LOCATE = 5;
+
 // Element offsets of NARGS operands (0 = output) at one linear index of the coalesced shape.
 template <int NARGS, typename index_t> struct OffsetCalc {
   typedef typename OffsetType<index_t>::type offset_t;
@@ -149,6 +171,7 @@ template <int NARGS, typename index_t> struct OffsetCalc {
   u32 pad_;
   Divider<index_t> dim[MAX_DIMS];         // coalesced sizes, innermost first
   offset_t stride[MAX_DIMS][NARGS];       // element strides, innermost first (may be 0 or < 0)
+  offset_t chunk_step[NARGS];             // LANE_CHUNKS: offset from a lane's chunk to its next (the host's)
 
   // The offsets of arguments FIRST .. FIRST + N - 1 at linear index i (off is overwritten);
   // returns i's coordinate in the innermost dim (dim 0, peeled).
@@ -156,6 +179,23 @@ template <int NARGS, typename index_t> struct OffsetCalc {
     index_t inner = i;                    // rank 1: the index is the innermost coordinate
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] = 0;
+    if constexpr (sizeof(index_t) == 4 && N <= UNROLLED_LOCATE) {
+      // unrolled: no loop counter, the sizes and strides constant-bank operands
+      const int last = ndim - 1;
+#pragma unroll
+      for (int d = 0; d < MAX_DIMS - 1; ++d) {
+        if (d >= last) break;
+        const index_t q = dim[d].div(i);
+        const index_t r = i - q * dim[d].divisor;
+        if (d == 0) inner = r;
+#pragma unroll
+        for (int k = 0; k < N; ++k) off[k] += (offset_t)r * stride[d][FIRST + k];
+        i = q;
+      }
+#pragma unroll
+      for (int k = 0; k < N; ++k) off[k] += (offset_t)i * stride[last][FIRST + k];
+      return inner;
+    }
     int d = 0;
 #pragma unroll 1
     for (; d < ndim - 1; ++d) {
@@ -216,11 +256,14 @@ template <int EPT, typename index_t> struct Tile {
 
 // Tile `tile` of the launch (BLOCK * EPT elements): this thread takes EPT consecutive ones
 // (consecutive: vector access) or every BLOCK-th one (interleaved: coalesced element access).
-template <int EPT, typename index_t>
-GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive) {
+// Lane chunks (`lanes`, a full tile of a LANE_CHUNKS launch): lane L of warp w from element
+// w * 32 * EPT + L * CHUNK of the tile.
+template <int EPT, typename index_t, int CHUNK = EPT>
+GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive, bool lanes = false) {
   Tile<EPT, index_t> t;
   const index_t start = tile * (index_t)(BLOCK * EPT);
-  t.first = start + (index_t)threadIdx.x * (consecutive ? EPT : 1);
+  t.first = start + (lanes ? (index_t)(threadIdx.x / 32 * (32 * EPT) + threadIdx.x % 32 * CHUNK)
+                           : (index_t)threadIdx.x * (consecutive ? EPT : 1));
   t.step = consecutive ? 1 : BLOCK;
   if (t.first >= size) {
     t.count = 0;
@@ -238,16 +281,23 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive)
 //   k * its innermost stride while the tile stays in one innermost row (the usual case: no
 //   per-element division, no per-element offset table); a row tile that crosses rows takes
 //   each operand's offsets row by row (row_offsets).
+//   general kernels, lane chunks (CHUNK < EPT: a full tile of a LANE_CHUNKS launch): element k
+//   (chunk c = k / CHUNK, j = k % CHUNK) at cur[ARG] + c * calc.chunk_step[ARG] + j * its innermost
+//   stride; the host sets the flag only where no lane's chunks cross rows (never row_offsets).
 // A contiguous operand is read with vector loads when the tile is full and its pointer
 // aligned (contiguous kernels: all pointers, checked once per launch).
 // CROSS (general kernels): a tile may cross innermost rows (row tiles; shared tiles never do).
 // LOCATED (general kernels): the offsets of argument slots 0 .. LOCATED - 1 are located per tile
 // (a Body accessing only those: the variadic kernel with few inputs); the rest are never accessed.
-template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL, int LOCATED = NIN + 1>
+template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL, int LOCATED = NIN + 1,
+          int CHUNK = EPT>
 struct Access {
   typedef typename OffsetType<index_t>::type offset_t;
   static constexpr int NARGS = NIN + 1;
   static_assert(LOCATED >= 1 && LOCATED <= NARGS, "located slots: the output and some inputs");
+  static_assert(EPT % CHUNK == 0 && (CHUNK == EPT || (GENERAL && !CROSS)), "lane chunks: general, in rows");
+  static constexpr bool LANES = CHUNK < EPT;
+  static constexpr int CHUNKS = EPT / CHUNK;
   // A full row tile loads a strided input without per-element tests where the kernel has at most 8
   // inputs (binary ... variadic); a fused kernel of 15 leaves then spills at 64 registers, so more
   // inputs keep the predicated loads (the partial last tile always does).
@@ -287,8 +337,18 @@ struct Access {
     if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
       calc_ = &calc;
       const index_t inner = calc.template locate<0, LOCATED>(t.first, cur);
-      one_row = calc.dim[0].divisor - inner >= (index_t)t.count;
+      if constexpr (CROSS) one_row = calc.dim[0].divisor - inner >= (index_t)t.count;
     }
+  }
+
+  // Operand ARG's offset from a chunk to the next (one chunk: unused).
+  template <int ARG> GB_FN offset_t chunk_step() const {
+    if constexpr (LANES) return calc_->chunk_step[ARG];
+    else return 0;
+  }
+  // Element k of operand ARG in the row: chunk k / CHUNK's start + k % CHUNK innermost strides.
+  GB_FN static offset_t row_at(int k, offset_t step, offset_t s) {
+    return (offset_t)(k / CHUNK) * step + (offset_t)(k % CHUNK) * s;
   }
 
   template <typename T> GB_FN bool use_vector(const void* p) const {
@@ -297,15 +357,33 @@ struct Access {
   }
 
   // EPT elements from q on (vector-aligned; `base`: the operand's pointer), vector loads all
-  // issued before use.
-  template <typename T> GB_FN static void load_vector(const T* q, const T* base, T (&v)[EPT]) {
-    typedef VecOf<T, EPT> V;
-    const Vec<T, V::NV>* w = reinterpret_cast<const Vec<T, V::NV>*>(q);
+  // issued before use: consecutive, or (LANES) chunk c from q + c * step.
+  template <typename T> GB_FN static void load_vector(const T* q, const T* base, T (&v)[EPT], offset_t step) {
+    typedef VecOf<T, CHUNK> V;
 #pragma unroll
-    for (int c2 = 0; c2 < EPT / V::NV; ++c2) {
-      const Vec<T, V::NV> x = *GB_PTR(w + c2, base, false);
+    for (int c = 0; c < CHUNKS; ++c) {
+      const Vec<T, V::NV>* w = reinterpret_cast<const Vec<T, V::NV>*>(q + (offset_t)c * step);
 #pragma unroll
-      for (int j = 0; j < V::NV; ++j) v[c2 * V::NV + j] = x.v[j];
+      for (int c2 = 0; c2 < CHUNK / V::NV; ++c2) {
+        const Vec<T, V::NV> x = *GB_PTR(w + c2, base, false);
+#pragma unroll
+        for (int j = 0; j < V::NV; ++j) v[c * CHUNK + c2 * V::NV + j] = x.v[j];
+      }
+    }
+  }
+
+  template <typename T> GB_FN static void store_vector(T* q, T* base, const T (&v)[EPT], offset_t step) {
+    typedef VecOf<T, CHUNK> V;
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c) {
+      Vec<T, V::NV>* w = reinterpret_cast<Vec<T, V::NV>*>(q + (offset_t)c * step);
+#pragma unroll
+      for (int c2 = 0; c2 < CHUNK / V::NV; ++c2) {
+        Vec<T, V::NV> x;
+#pragma unroll
+        for (int j = 0; j < V::NV; ++j) x.v[j] = v[c * CHUNK + c2 * V::NV + j];
+        *GB_PTR(w + c2, base, true) = x;
+      }
     }
   }
 
@@ -318,28 +396,35 @@ struct Access {
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = x;
     } else if (c == CONTIG && use_vector<T>(p)) {  // vector loads, all issued before use
-      load_vector(p + t.first, p, v);
+      load_vector(p + t.first, p, v, (offset_t)(32 * CHUNK));
     } else if constexpr (!GENERAL) {               // element by element
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + t.at(k), p, false) : T();
     } else if (!CROSS || one_row) {                // in the row: stride 0, 1 or any
       const T* q = p + cur[ARG];
-      const offset_t s = calc_->stride[0][ARG];
+      const offset_t s = calc_->stride[0][ARG], step = chunk_step<ARG>();
       // 32-bit path only: on the 64-bit path these two branches take the binary kernels past 64
       // registers (occupancy 1/2 -> 3/8), and it runs only outputs of 2^31 elements or more
       constexpr bool ROW_PATHS = sizeof(index_t) == 4;
-      if (ROW_PATHS && s == 0) {                   // broadcast along the row: one load for the tile
+      if (ROW_PATHS && s == 0 && step == 0) {      // broadcast along the row: one load for the tile
         const T x = t.count > 0 ? *GB_PTR(q, p, false) : T();   // (shared tiles: a thread may have none)
 #pragma unroll
         for (int k = 0; k < EPT; ++k) v[k] = x;
-      } else if (ROW_PATHS && s == 1 && use_vector<T>(q)) {   // ascending in the row: vector loads
-        load_vector(q, p, v);
+      } else if (ROW_PATHS && LANES && s == 0) {   // broadcast along rows, chunks in other rows: a load a chunk
+#pragma unroll
+        for (int c2 = 0; c2 < CHUNKS; ++c2) {
+          const T x = *GB_PTR(q + (offset_t)c2 * step, p, false);
+#pragma unroll
+          for (int j = 0; j < CHUNK; ++j) v[c2 * CHUNK + j] = x;
+        }
+      } else if (ROW_PATHS && s == 1 && use_vector<T>(q) && (!LANES || step % CHUNK == 0)) {   // ascending: vectors
+        load_vector(q, p, v, step);
       } else if (UNGUARDED_LOADS && t.count == EPT) {   // element by element, stepped in the row:
 #pragma unroll                                          // a full tile without per-element tests
-        for (int k = 0; k < EPT; ++k) v[k] = *GB_PTR(q + (offset_t)k * s, p, false);
+        for (int k = 0; k < EPT; ++k) v[k] = *GB_PTR(q + row_at(k, step, s), p, false);
       } else {
 #pragma unroll
-        for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + (offset_t)k * s, p, false) : T();
+        for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(q + row_at(k, step, s), p, false) : T();
       }
     } else {                                       // element by element, row by row
       offset_t o[EPT];
@@ -352,29 +437,21 @@ struct Access {
   template <typename T> GB_FN void store(const T (&v)[EPT]) const {
     T* p = reinterpret_cast<T*>(h.ptr[0]);
     if (cls<0>() == CONTIG && use_vector<T>(p)) {
-      typedef VecOf<T, EPT> V;
-      Vec<T, V::NV>* q = reinterpret_cast<Vec<T, V::NV>*>(p + t.first);
-#pragma unroll
-      for (int c2 = 0; c2 < EPT / V::NV; ++c2) {
-        Vec<T, V::NV> x;
-#pragma unroll
-        for (int j = 0; j < V::NV; ++j) x.v[j] = v[c2 * V::NV + j];
-        *GB_PTR(q + c2, p, true) = x;
-      }
+      store_vector(p + t.first, p, v, (offset_t)(32 * CHUNK));
     } else if constexpr (!GENERAL) {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
         if (k < t.count) *GB_PTR(p + t.at(k), p, true) = v[k];
     } else if (!CROSS || one_row) {
       T* q = p + cur[0];
-      const offset_t s = calc_->stride[0][0];
+      const offset_t s = calc_->stride[0][0], step = chunk_step<0>();
       if (t.count == EPT) {                        // a full tile: unguarded stores (no branch per element)
 #pragma unroll
-        for (int k = 0; k < EPT; ++k) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
+        for (int k = 0; k < EPT; ++k) *GB_PTR(q + row_at(k, step, s), p, true) = v[k];
       } else {
 #pragma unroll
         for (int k = 0; k < EPT; ++k)
-          if (k < t.count) *GB_PTR(q + (offset_t)k * s, p, true) = v[k];
+          if (k < t.count) *GB_PTR(q + row_at(k, step, s), p, true) = v[k];
       }
     } else {
       offset_t o[EPT];
@@ -573,15 +650,34 @@ GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body)
 // SHARED: the kernel honours SHARED_TILES (binary, ternary, copy, unary; the variadic kernels
 // do not: the host never sets it for them, and the path would cost them registers).  A kernel
 // whose EPT does not divide TILE_COLS takes row tiles under SHARED_TILES too.
-// LOCATED: as Access's (row tiles only).
+// LOCATED, CHUNK: as Access's (row tiles only).
 template <int NIN, int EPT, typename index_t, bool GENERAL, bool SHARED = GENERAL, int LOCATED = NIN + 1,
-          typename Calc, typename Body>
+          int CHUNK = EPT, typename Calc, typename Body>
 GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
   if constexpr (GENERAL && SHARED && TILE_COLS % EPT == 0) {
     if (h.flags & SHARED_TILES) return for_each_shared_tile<NIN, EPT, index_t>(h, calc, body);
   }
   const index_t size = (index_t)h.size;
   const index_t tiles = (size + (index_t)(BLOCK * EPT) - 1) / (index_t)(BLOCK * EPT);
+  if constexpr (GENERAL && CHUNK < EPT && sizeof(index_t) == 4) {   // the host: 32-bit path only
+    if (h.flags & LANE_CHUNKS) {                  // a loop of its own: the other launches' loop stays as it was
+      const index_t full = size / (index_t)(BLOCK * EPT);                // tiles before the partial one
+      for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        if (tile < full) {
+          Access<NIN, EPT, index_t, true, false, LOCATED, CHUNK> acc(
+              h, make_tile<EPT, index_t, CHUNK>(tile, size, true, true), true);
+          acc.compute_offsets(calc);
+          body(acc);
+        } else {                                  // the partial tile: EPT consecutive elements a lane
+          Access<NIN, EPT, index_t, true, true, LOCATED> acc(h, make_tile<EPT, index_t>(tile, size, true), true);
+          if (acc.t.count == 0) continue;
+          acc.compute_offsets(calc);
+          body(acc);
+        }
+      }
+      return;
+    }
+  }
   for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     Access<NIN, EPT, index_t, GENERAL, GENERAL, LOCATED> acc(h, make_tile<EPT, index_t>(tile, size, consecutive),
                                                              consecutive);

@@ -44,7 +44,8 @@ __global__ void __launch_bounds__(BLOCK) ternary_contig(const __grid_constant__ 
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) ternary_general(const __grid_constant__ General<3, index_t> p) {
   constexpr int EPT = ternary_general_ept<Op, T, index_t>;
-  for_each_tile<3, EPT, index_t, true>(p.h, p.calc, true, TernaryBody<Op, T, EPT>());
+  for_each_tile<3, EPT, index_t, true, true, 4, lane_chunk<EPT, bool, T>()>(p.h, p.calc, true,
+                                                                           TernaryBody<Op, T, EPT>());
 }
 
 }  // namespace gb

@@ -111,7 +111,8 @@ __global__ void __launch_bounds__(BLOCK) unary_contig(const __grid_constant__ He
 template <class Op, typename A, typename R, typename index_t>
 __global__ void __launch_bounds__(BLOCK) unary_general(const __grid_constant__ General<1, index_t> p) {
   constexpr int EPT = unary_general_ept<Op, A, R, index_t>;
-  for_each_tile<1, EPT, index_t, true>(p.h, p.calc, true, UnaryBody<Op, A, R, EPT>());
+  for_each_tile<1, EPT, index_t, true, true, 2, lane_chunk<EPT, A, R>()>(p.h, p.calc, true,
+                                                                       UnaryBody<Op, A, R, EPT>());
 }
 
 }  // namespace gb

@@ -121,11 +121,11 @@ template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) variadic_general(const __grid_constant__ General<MAX_VARIADIC, index_t> p) {
   constexpr int FEW_EPT = variadic_general_ept<Op, T, index_t>;   // the host launches by it (launch.py)
   if (is_same<Op, Axpby>::value || p.h.nin <= (u32)FEW_VARIADIC) {
-    for_each_tile<MAX_VARIADIC, FEW_EPT, index_t, true, false, FEW_VARIADIC + 1>(
+    for_each_tile<MAX_VARIADIC, FEW_EPT, index_t, true, false, FEW_VARIADIC + 1, lane_chunk<FEW_EPT, T>()>(
         p.h, p.calc, true, VariadicBody<Op, T, FEW_EPT, FEW_VARIADIC>());
   } else if constexpr (!is_same<Op, Axpby>::value) {
-    for_each_tile<MAX_VARIADIC, GENERAL_EPT, index_t, true, false>(p.h, p.calc, true,
-                                                                   VariadicBody<Op, T, GENERAL_EPT>());
+    for_each_tile<MAX_VARIADIC, GENERAL_EPT, index_t, true, false, MAX_VARIADIC + 1, lane_chunk<GENERAL_EPT, T>()>(
+        p.h, p.calc, true, VariadicBody<Op, T, GENERAL_EPT>());
   }
 }
 

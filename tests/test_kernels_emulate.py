@@ -631,3 +631,47 @@ def test_variadic_general_few_and_many_inputs(nin, backends):
                   np.dtype(np.float32))
         assert any(lc.name.startswith("gb::variadic_general") for lc in backends[be].launches[first:]) \
             or all(x.shape == xs[0].shape and x.flags.c_contiguous for x in xs)
+
+
+def _lane_chunks(lc) -> bool:
+    head = launch.head_size(FAMILIES[lc.family].nin)
+    return bool(struct.unpack_from("<I", lc.params, head - 12)[0] & launch.LANE_CHUNKS)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int8], ids=str)
+@pytest.mark.parametrize("shape", [(9, 512), (9, 8, 64), (5, 4, 32)], ids=["rows", "chunk-rows", "short-rows"])
+def test_lane_chunks_every_operand_kind(shape, dtype, backends):
+    # lane chunks (kernels/indexing.cuh LANE_CHUNKS): rows of a multiple of 32 * ept (a warp's
+    # chunks along one row), of a power of 2 dividing 32 * chunk (chunks rows apart: the rank-6
+    # pattern's case) -- 2 full tiles and a partial one (consecutive elements again) -- against
+    # NumPy; every operand kind: contiguous, a row (stride 1, vector loads; misaligned: element
+    # loads), a column (stride 0 along the row, a load per chunk under chunk rows), reversed
+    # (stride -1), every other element (stride 2), a strided output, a scalar
+    rng = np.random.default_rng(sum(shape))
+    dt = np.dtype(dtype)
+    full = checks.values(rng, dt, shape)
+    row = checks.values(rng, dt, shape[-1:])
+    misaligned = checks.values(rng, dt, (shape[-1] + 1,))[1:]
+    column = checks.values(rng, dt, shape[:-1] + (1,))
+    reversed_ = checks.values(rng, dt, shape)[..., ::-1]
+    every_other = checks.values(rng, dt, shape[:-1] + (2 * shape[-1],))[..., ::2]
+    cond = rng.random(shape[-2:]) < 0.5
+    for be in (BE, BE1, BES):
+        first = len(backends[be].launches)
+        for x in (full, reversed_, every_other):
+            for y in (row, misaligned, column, full, x, dt.type(3)):
+                _same("add", gb.add(x, y, backend=be), gb.add(x, y, backend="numpy"), dt)
+                _same("where", gb.where(cond, x, y, backend=be), np.where(cond, x, y), dt)
+            out = np.zeros(shape[:-1] + (2 * shape[-1],), dt)[..., ::2]
+            gb.subtract(column, x, out=out, backend=be)
+            _same("subtract", out, gb.subtract(column, x, backend="numpy"), dt)
+            _same("negative", gb.negative(x, backend=be), gb.negative(x, backend="numpy"), dt)
+            xs = [x, row, column, full]
+            _same("sum", apply(ops.get("sum"), xs, backend=be), apply(ops.get("sum"), xs, backend="numpy"), dt)
+        for y in (row, misaligned, column, every_other):
+            assert np.array_equal(gb.broadcast_to(y, shape, backend=be), np.broadcast_to(y, shape), equal_nan=True)
+        took = {_lane_chunks(lc) for lc in backends[be].launches[first:] if "_general<" in lc.name}
+        # chunks of 16 bytes, fewer elements than a lane's (4-byte elements: 4 of 8; 8-byte: 2 of 4);
+        # short rows (20, 32) after coalescing: 32 | 32 * chunk, but dim 1 (20) no multiple of a
+        # warp's 8 rows of 4-byte elements (of 8-byte ones, 4 rows: it is)
+        assert took == {dt.itemsize >= 4 and (shape != (5, 4, 32) or dt.itemsize == 8)}, took

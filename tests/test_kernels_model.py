@@ -18,7 +18,7 @@ BELOW_GOAL: dict = {
     ("outer", "float32"): _SM_WORK, ("rank6", "float32"): _SM_WORK, ("sum4", "float32"): _SM_WORK,
     ("explicit", "float32"): _COPY,
     ("outer", "float64"): _SM_WORK, ("rank6", "float64"): _SM_WORK, ("sum4", "float64"): _SM_WORK,
-    ("explicit", "float64"): _COPY, ("expand", "float64"): _COPY,
+    ("explicit", "float64"): _COPY,
 }
 
 

@@ -140,7 +140,10 @@ def test_offset_calc_packing_innermost_first():
                             (tuple(p.coalesced_out_strides),) + tuple(map(tuple, p.coalesced_strides)), 32)
     ndim = int.from_bytes(blob[:4], "little", signed=True)
     dims = np.frombuffer(blob[8:8 + 12 * launch.MAX_DIMS], np.uint32).reshape(launch.MAX_DIMS, 3)
-    strides = np.frombuffer(blob[8 + 12 * launch.MAX_DIMS:], np.int32).reshape(launch.MAX_DIMS, 3)
+    at = 8 + 12 * launch.MAX_DIMS
+    strides = np.frombuffer(blob[at:at + 12 * launch.MAX_DIMS], np.int32).reshape(launch.MAX_DIMS, 3)
+    steps = np.frombuffer(blob[at + 12 * launch.MAX_DIMS:], np.int32)
+    assert list(steps) == [0, 0, 0]                           # no lane chunks asked for
     assert ndim == len(p.coalesced_shape)
     assert list(dims[:ndim, 0]) == list(reversed(p.coalesced_shape))
     assert [tuple(s) for s in strides[:ndim]] == list(zip(*[list(reversed(s)) for s in

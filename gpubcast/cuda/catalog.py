@@ -84,6 +84,12 @@ def general_ept(*itemsizes: int) -> int:
     return 8 if max(itemsizes) <= 4 else 4
 
 
+def lane_chunk(ept: int, *itemsizes: int) -> int:
+    """Elements of a lane chunk of a general kernel of ``ept`` over elements of ``itemsizes``: 16 bytes
+    of the widest, at most ``ept`` (kernels/indexing.cuh lane_chunk)."""
+    return min(ept, 16 // max(itemsizes))
+
+
 def variadic_general_ept(itemsize: int) -> int:
     """Elements per thread of a variadic general kernel's launch of at most ``FEW_VARIADIC`` inputs
     with 32-bit indices: 8 for elements of 2 or 4 bytes, else ``GENERAL_EPT`` (kernels/variadic.cu

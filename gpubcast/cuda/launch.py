@@ -9,6 +9,7 @@ packing.  The packed argument is the C struct ``gb::Head<NIN>`` (contiguous kern
     OffsetCalc<NARGS, index_t> (index_t = u32 | u64, W = its bytes):
                      i32 ndim; u32 pad; index_t dim[MAX_DIMS][3] (divisor, magic, shift);
                      signed index_t stride[MAX_DIMS][NARGS]   (innermost dim first)
+                     signed index_t chunk_step[NARGS]         (LANE_CHUNKS launches, else 0)
     General<NIN, index_t> = Head<NIN> then OffsetCalc<NIN+1, index_t>, padded to 8 bytes.
 
 Operand classes come from the planner (``plan.classes``): contiguous -> CONTIG (vector
@@ -37,6 +38,9 @@ BLOCK = 256            # kernels/indexing.cuh BLOCK
 MAX_GRID = 2**31 - 1
 CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
 SHARED_TILES = 1       # Head::flags (kernels/indexing.cuh)
+LANE_CHUNKS = 2        # Head::flags of row tiles (kernels/indexing.cuh)
+WARP = 32
+LANE_CHUNK_FAMILIES = ("unary", "binary", "ternary", "copy", "variadic")   # kernels passing their CHUNK
 TILE_COLS = 32         # kernels/indexing.cuh TILE_COLS: a shared tile is TILE_COLS x (BLOCK * ept / TILE_COLS)
 SHARED_MIN = 32        # shared tiles only with at least a warp's width of columns, and as many rows
 SHARED_BYTES = 8192 + TILE_COLS * 16   # kernels/indexing.cuh SHARED_BYTES: the buffer, per block
@@ -78,13 +82,14 @@ def head_size(nin: int) -> int:
 
 def general_size(nin: int, bits: int) -> int:
     w = bits // 8
-    size = head_size(nin) + 8 + 3 * w * MAX_DIMS + w * MAX_DIMS * (nin + 1)
+    size = head_size(nin) + 8 + 3 * w * MAX_DIMS + w * (MAX_DIMS + 1) * (nin + 1)
     return (size + 7) // 8 * 8
 
 
 @functools.lru_cache(maxsize=4096)
-def pack_calc(shape: tuple, strides: tuple, bits: int) -> bytes:
-    """OffsetCalc bytes for coalesced ``shape`` and per-argument ``strides`` (output first)."""
+def pack_calc(shape: tuple, strides: tuple, bits: int, chunk_steps: tuple = ()) -> bytes:
+    """OffsetCalc bytes for coalesced ``shape``, per-argument ``strides`` (output first) and
+    ``chunk_steps`` (per argument, LANE_CHUNKS; none: zeros)."""
     nargs = len(strides)
     dims = list(reversed(shape))
     cols = [list(reversed(s)) for s in strides]
@@ -94,8 +99,9 @@ def pack_calc(shape: tuple, strides: tuple, bits: int) -> bytes:
         m, sh = magic(n, bits)
         div += [n, m, sh]
     st = [cols[k][d] if d < len(dims) else 0 for d in range(MAX_DIMS) for k in range(nargs)]
+    steps = tuple(chunk_steps) or (0,) * nargs
     u, s = ("I", "i") if bits == 32 else ("Q", "q")
-    return struct.pack(f"<iI{3 * MAX_DIMS}{u}{MAX_DIMS * nargs}{s}", len(dims), 0, *div, *st)
+    return struct.pack(f"<iI{3 * MAX_DIMS}{u}{(MAX_DIMS + 1) * nargs}{s}", len(dims), 0, *div, *st, *steps)
 
 
 @dataclass(frozen=True)
@@ -189,16 +195,38 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     inner = shape[lead:]
     inner_strides = tuple(tuple(s[lead:]) for s in strides)
     inner_strides += ((0,) * len(inner),) * (nin + 1 - len(inner_strides))   # unused argument slots
-    calc = pack_calc(inner, inner_strides, bits)
-    calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     size = int(np.prod(inner))
     shared = kern.family != "variadic" and shared_tiles(inner, inner_strides, ept)
     grid = max(1, min(MAX_GRID, shared_tile_count(inner, ept))) if shared else _grid(size, ept)  # a block a tile
-    flags = SHARED_TILES if shared else 0
+    flags, steps = SHARED_TILES if shared else 0, ()
+    if not shared and bits == 32 and kern.family in LANE_CHUNK_FAMILIES:
+        steps = chunk_steps(inner, inner_strides, catalog.lane_chunk(ept, *itemsizes), ept)
+        flags = LANE_CHUNKS if steps else 0
+    calc = pack_calc(inner, inner_strides, bits, steps)
+    calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     return [_Template(kern.family, name, grid, ept, head, tuple(args),
                       tuple(sum(i * s for i, s in zip(idx, st[:lead])) * isz for st, isz in zip(strides, itemsizes)),
                       size, cls_word, flags, n_used, aux, calc)
             for idx in itertools.product(*(range(d) for d in shape[:lead]))]
+
+
+def chunk_steps(shape, strides, chunk: int, ept: int) -> tuple:
+    """Per argument (``strides``: coalesced, outermost first), the offset from a lane's chunk to its
+    next in a lane-chunk launch (kernels/indexing.cuh LANE_CHUNKS: a warp access covers WARP *
+    ``chunk`` consecutive elements, not WARP lanes' ``ept`` each), or () where a launch over
+    coalesced ``shape`` cannot take lane chunks: ``chunk`` == ``ept``, or some lane's chunks would
+    cross a row.  They do not where the innermost size n0 is a multiple of WARP * ``ept`` (a warp's
+    elements lie in one row: WARP * ``chunk`` innermost strides), or where n0 is a multiple of
+    ``chunk`` dividing WARP * ``chunk`` and dim 1's size a multiple of the WARP * ``ept`` / n0 rows a
+    warp covers (WARP * ``chunk`` / n0 dim-1 strides)."""
+    n0 = shape[-1] if shape else 1
+    if chunk >= ept or n0 % chunk:
+        return ()
+    if n0 % (WARP * ept) == 0:
+        return tuple(WARP * chunk * (s[-1] if s else 0) for s in strides)
+    if len(shape) >= 2 and (WARP * chunk) % n0 == 0 and shape[-2] % (WARP * ept // n0) == 0:
+        return tuple(WARP * chunk // n0 * s[-2] for s in strides)
+    return ()
 
 
 def transposed(strides) -> bool:

@@ -233,7 +233,7 @@ def _accesses(classes, itemsizes, ept, staged, kinds) -> dict:
 
 
 def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: int, output: bool = False,
-               index32: bool = True) -> int:
+               index32: bool = True, lanes: tuple | None = None) -> int:
     """L1 lines (``LINE`` bytes) one warp's global accesses to an operand look up per tile: per
     access instruction, the distinct lines its 32 lanes touch (each lane's element or vector at
     its own offset).  Lane L's elements: row tiles, ``ept`` consecutive output elements from
@@ -242,13 +242,19 @@ def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: 
     strided one: element accesses along ``strides`` (elements, innermost last), or as
     ``load_kind`` says (an input of innermost stride 0: one access; 1: vector accesses); a device
     scalar: one line; a host value: none; a staged operand (``chunk`` > 0): its tile read along
-    its own contiguous dim, every line full.  The tile's first element is assumed line-aligned."""
+    its own contiguous dim, every line full.  The tile's first element is assumed line-aligned.
+    ``lanes`` (a lane-chunk launch, kernels/indexing.cuh LANE_CHUNKS): (elements of a lane chunk,
+    this operand's chunk step, the innermost size n0): lane L's chunk c from output element
+    L * chunk of the warp, in row L * chunk // n0, plus c chunk steps; an access per chunk (an input
+    of innermost stride 0 one per chunk, where the step is not 0)."""
     if cls == launch.VALUE:
         return 0
     if cls == launch.SCALAR:
         return 1
     if chunk:
         return -(-32 * ept * itemsize // LINE)
+    if lanes:
+        return _lane_chunk_lines(cls, itemsize, ept, strides, output, index32, *lanes)
     kind = load_kind(cls, strides, output, index32)
     s0 = strides[-1] if strides else 1
     s1 = strides[-2] if shared and len(strides) > 1 else 0
@@ -260,6 +266,29 @@ def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: 
         for lane in range(32):
             row, col = lane // q, lane % q * ept + k
             at = (row * s1 + col * s0) * itemsize
+            lines.update(range(at // LINE, (at + n * itemsize - 1) // LINE + 1))
+        total += len(lines)
+    return total
+
+
+def _lane_chunk_lines(cls, itemsize, ept, strides, output, index32, chunk, step, n0) -> int:
+    """``warp_lines`` of a lane-chunk launch (its ``lanes``)."""
+    kind = load_kind(cls, strides, output, index32)
+    s0 = strides[-1] if strides else 1
+    s1 = strides[-2] if len(strides) > 1 else 0
+    if kind == launch.SCALAR and step == 0:
+        accesses = [(0, 1)]                                  # one load for the tile
+    elif kind == launch.SCALAR:
+        accesses = [(c * step, 1) for c in range(ept // chunk)]
+    else:
+        n = chunk if kind == launch.CONTIG else 1            # a vector a chunk, else element by element
+        accesses = [(c * step + j * s0, n) for c in range(ept // chunk) for j in range(0, chunk, n)]
+    total = 0
+    for base, n in accesses:
+        lines = set()
+        for lane in range(32):
+            row, col = divmod(lane * chunk, n0)
+            at = (base + row * s1 + col * s0) * itemsize
             lines.update(range(at // LINE, (at + n * itemsize - 1) // LINE + 1))
         total += len(lines)
     return total
@@ -314,8 +343,12 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
     l2 = dram + sum(SECTOR - size for (cls, size, arg, chunk) in zip(classes, itemsizes, t.args, staged)
                     if cls == launch.STRIDED and not chunk and abs(strides[arg][-1]) > 1)
     smem = sum(2 * size for size, chunk in zip(itemsizes, staged) if chunk)
-    lines = sum(warp_lines(cls, size, t.ept, strides[arg], shared, chunk, arg == 0, index32)
-                for cls, size, arg, chunk in zip(classes, itemsizes, t.args, staged)) / (32 * t.ept)
+    steps = launch.chunk_steps(tuple(p.coalesced_shape), strides, catalog.lane_chunk(t.ept, *itemsizes), t.ept) \
+        if t.flags & launch.LANE_CHUNKS else ()
+    lanes = [(catalog.lane_chunk(t.ept, *itemsizes), steps[arg], p.coalesced_shape[-1]) if steps else None
+             for arg in t.args]
+    lines = sum(warp_lines(cls, size, t.ept, strides[arg], shared, chunk, arg == 0, index32, lane)
+                for cls, size, arg, chunk, lane in zip(classes, itemsizes, t.args, staged, lanes)) / (32 * t.ept)
     shape = tuple(p.coalesced_shape)
     reread = sum((reread_factor(shape, strides[arg], dram) - 1) * size
                  * math.prod(m for m, st in zip(shape, strides[arg]) if st != 0)
