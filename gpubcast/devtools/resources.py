@@ -44,14 +44,23 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   them once per pass (``tile_path``).  ``vector path / ept``: the
   path through the body (forward edges only: an inner loop, such as the general kernels' loop
   over dims, is entered at most once) that makes the most global accesses of the body's widest
-  width (for "sum 4x f32": exactly 5, 4 loads and the store), and of those the shortest: what a
+  width (for "sum 4x f32": exactly 5 per 4 elements a thread, 4 loads and the store), and of those
+  the shortest: what a
   thread runs on a full, aligned tile of contiguous operands, as a lower bound (a branch the
   path can skip is not counted; predicated instructions, such as the variadic fold, are).
 - ``rank-6 strided instr/elem`` (general kernels): ``strided_path`` -- the path through the body
   that accesses every operand element by element (the most global accesses; "sum 4x f32": 4
-  inputs and the output, 20), entering the offset calculation's loop over dims (the innermost
-  loops inside the body), whose blocks count ``rank - 1`` = 5 times, / ept: an estimate of what a
-  thread runs at coalesced rank 6 with every operand strided and tiles within one innermost row.
+  inputs and the output, 5 per element a thread), entering the offset calculation's loop over dims
+  (the innermost loops inside the body holding one division), whose blocks count ``rank - 1`` = 5
+  times, / ept: an estimate of what a thread runs at coalesced rank 6 with every operand strided
+  and tiles within one innermost row.  Where the offset calculation is unrolled
+  (kernels/indexing.cuh UNROLLED_LOCATE: the 32-bit path) there is no such loop, and the path
+  takes the fewest dims: a lower bound.  Both path columns are marked ``(walk)``.
+- ``(run)`` columns (sm_90): ``executed`` -- the same two layouts run, not walked: the kernel's SASS
+  interpreted (``sass_exec``) for every thread of a launch's middle block, on the argument
+  ``launch`` packs for a (16, 4096) output of vector rows ("vector") and a rank-6 output of every
+  operand strided ("strided"); "-" where the interpreter does not run the kernel (sm_80's SASS,
+  the 64-bit path, half-precision arithmetic: an opcode or operand it does not know).
 - Nothing here is measured on hardware: every number is static, from the compiler's report and
   the SASS.
 """
@@ -93,7 +102,11 @@ class Hot:
     ept: int
     float32: bool          # a float32 binary / where / copy kernel (the occupancy threshold applies)
     contiguous: bool
-    accesses: int | None = None   # widest global accesses on the vector path (None: the most possible)
+    accesses: int | None = None   # operands the vector path accesses, 4-byte elements (None: the most possible)
+    op: str = ""                  # the op, its loop dtypes and output dtype (``executed``; fused: none)
+    dtypes: tuple = ()
+    out: str = ""
+    inputs: int = 0
 
 
 def _kernels(op, dtypes, out):
@@ -106,7 +119,7 @@ HOT_SETS = (
     ("where f32", "where", ("?", "f4", "f4"), "f4", True, None),
     ("copy 4 B", "copy", ("f4",), "f4", True, None),
     ("copy 16 B", "copy", ("c16",), "c16", False, None),
-    ("sum 4x f32", "sum", ("f4",), "f4", False, 5),      # 4 vector loads (of 8 possible), 1 store
+    ("sum 4x f32", "sum", ("f4",), "f4", False, 5),      # operands accessed: 4 inputs (of 8 possible), the output
     ("add f16", "add", ("f2", "f2"), "f2", False, None),
     ("add f64", "add", ("f8", "f8"), "f8", False, None),
     ("add c128", "add", ("c16", "c16"), "c16", False, None),
@@ -123,8 +136,10 @@ def hot() -> tuple[Hot, ...]:
     found = []
     for label, op, dtypes, out, f32, accesses in HOT_SETS:
         k = _kernels(op, dtypes, out)
+        inputs = 4 if k.family == "variadic" else len(dtypes)      # "sum 4x"
         for bits, kind in ((None, "contig"), (32, "general32"), (64, "general64")):
-            found.append(Hot(f"{label} {kind}", k.family, k.name(bits), k.ept(bits), f32, bits is None, accesses))
+            found.append(Hot(f"{label} {kind}", k.family, k.name(bits), k.ept(bits), f32, bits is None, accesses,
+                             op, dtypes, out, inputs))
     return tuple(found) + _fused_hot()
 
 
@@ -483,11 +498,18 @@ def _loops_inside(instrs, labels, start: int, end: int) -> list[tuple[int, int]]
             if i.target is not None and i.target in labels and start < labels[i.target] < i.addr < end]
 
 
+def _multiply_highs(instrs, a: int, b: int) -> int:
+    return sum(1 for i in instrs if a <= i.addr <= b and ".HI" in i.opcode and i.opcode.split(".")[0] in ("IMAD", "IMUL"))
+
+
 def _inner_loops(instrs, labels, start: int, end: int) -> list[tuple[int, int]]:
-    """The innermost loops strictly inside the steady loop [start, end]: backward branches that
-    hold no other backward branch (the general kernels' loops over dims), as (first, last) address."""
+    """The loops over dims strictly inside the steady loop [start, end]: backward branches that hold
+    no other backward branch and one division (a multiply-high: the general kernels' offset loops
+    over dims), as (first, last) address.  A loop holding several is a row loop of unrolled offset
+    calculations (kernels/indexing.cuh UNROLLED_LOCATE: a tile crossing rows, located row by row)."""
     loops = _loops_inside(instrs, labels, start, end)
-    return [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
+    return [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)
+            and _multiply_highs(instrs, a, b) <= 2]
 
 
 def strided_path(instrs, labels, predicated, start: int, end: int, rank: int = STRIDED_RANK,
@@ -515,11 +537,10 @@ def _path_states(instrs, labels, predicated, start, end, rank, widths, avoid_row
     if not inside:
         return {}
     loops = _inner_loops(instrs, labels, start, end)
-    # loops that hold a loop over dims (a tile crossing innermost rows, row by row): left out
-    # when a path can avoid them (a tile within one row); in older kernels every offset loop lay
-    # inside such a loop
-    rows = [(a, b) for a, b in _loops_inside(instrs, labels, start, end) if (a, b) not in loops
-            and any(a <= c and d <= b for c, d in loops)]
+    # the other loops inside the body (a tile crossing innermost rows, row by row: they hold a loop
+    # over dims, or unrolled offset calculations): left out when a path can avoid them (a tile
+    # within one row); in older kernels every offset loop lay inside such a loop
+    rows = [(a, b) for a, b in _loops_inside(instrs, labels, start, end) if (a, b) not in loops]
     if rows and avoid_rows:
         inside = [n for n in inside if not any(a <= instrs[spans[n][0]].addr <= b for a, b in rows)]
         if not inside or inside[0] != min(n for n, (s, e) in enumerate(spans) if start <= instrs[s].addr <= end):
@@ -656,7 +677,8 @@ def measure(k: Hot, arch: str) -> Resources:
             side[_width(i.opcode)] = side.get(_width(i.opcode), 0) + 1
     shared = report.get("smem", usage.get("SHARED", 0))     # sm_90's cuobjdump adds the reserved 1 KiB
     blocks, occ = occupancy(usage["REG"], shared, arch)
-    loop = steady_loop(instrs, labels, predicated, k.accesses)
+    # 16-byte accesses of 4-byte elements: one an operand per 4 elements a thread
+    loop = steady_loop(instrs, labels, predicated, k.accesses * max(1, k.ept // 4) if k.accesses else None)
     strided = None
     if loop is not None and not k.contiguous:
         strided = strided_path(instrs, labels, predicated, loop.start, loop.end, STRIDED_RANK,
@@ -684,16 +706,103 @@ def _widths(d: dict) -> str:
 def table(rows: list[Resources]) -> str:
     """The report as a Markdown table (one row per kernel and architecture)."""
     out = ["| arch | kernel | regs | spill st/ld B | stack/local B | shared B | blocks/SM | occupancy | LDG bits x n "
-           "| STG bits x n | LD/ST generic | loop instr | ept | instr/elem | vector path instr/elem "
-           f"| rank-{STRIDED_RANK} strided instr/elem |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| STG bits x n | LD/ST generic | loop instr | ept | instr/elem | vector path instr/elem (walk) "
+           f"| rank-{STRIDED_RANK} strided instr/elem (walk) | vector instr/elem (run) "
+           f"| rank-{STRIDED_RANK} strided instr/elem (run) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         loop = r.loop
+        run = [executed_or_none(r.kernel, r.arch, layout) for layout in LAYOUTS]
         out.append(
             f"| {r.arch} | {r.kernel.label} | {r.registers} | {r.spill_stores}/{r.spill_loads} "
             f"| {r.stack}/{r.local} | {r.shared} | {r.blocks_per_sm} | {r.occupancy:.1%} | {_widths(r.loads)} "
             f"| {_widths(r.stores)} | {r.generic} | {loop.body if loop else '-'} | {r.kernel.ept} "
             f"| {f'{r.per_element:.1f}' if loop else '-'} "
             f"| {f'{r.vector_per_element:.1f}' if r.vector_per_element else '-'} "
-            f"| {f'{r.strided_per_element:.1f}' if r.strided_per_element else '-'} |")
+            f"| {f'{r.strided_per_element:.1f}' if r.strided_per_element else '-'} "
+            + "".join(f"| {f'{x:.1f}' if x else '-'} " for x in run) + "|")
     return "\n".join(out)
+
+
+# ---- executed counts --------------------------------------------------------------------------------
+
+#: the layouts ``executed`` runs a hot kernel on, by output shape: "vector", input 1 contiguous and
+#: the others rows (K,) of a (16, K) output (a general kernel's vector loads and stores; the
+#: contiguous kernel: every input contiguous); "strided", every operand (the output too) strided at
+#: rank 6, innermost stride 2 (each a view of a larger array: no dim coalesces) -- the estimate of
+#: issue 12, run.
+LAYOUTS = {"vector": (16, 4096), "strided": (2, 3, 2, 3, 2, 64)}
+
+
+class _Array:
+    """What the planner reads of an array: shape, byte strides, itemsize (no memory)."""
+
+    def __init__(self, shape, strides, itemsize):
+        self.shape, self.strides, self.itemsize = tuple(shape), tuple(strides), itemsize
+        self.nbytes = sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides)) + itemsize
+
+
+def _layout_array(layout: str, shape, dt, strided: bool) -> _Array:
+    if strided:    # a view [..., ::2] of an array one larger in every outer dim
+        big = tuple(n + 1 for n in shape[:-1]) + (2 * shape[-1],)
+        strides = tuple(s * dt.itemsize for s in _c(big))
+        return _Array(shape, strides[:-1] + (2 * dt.itemsize,), dt.itemsize)
+    return _Array(shape, tuple(s * dt.itemsize for s in _c(shape)), dt.itemsize)
+
+
+def _c(shape):
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return tuple(reversed(out))
+
+
+@functools.cache
+def executed(k: Hot, arch: str, layout: str) -> float | None:
+    """Instructions per element hot kernel ``k``'s SASS on ``arch`` executes on ``layout``
+    (``LAYOUTS``): every thread of the launch's middle block (its tiles full) run by
+    ``sass_exec`` on the launch's own argument, instructions run / ept, averaged (as
+    ``model.executed``).  None for a kernel the layout does not launch (fused kernels; the
+    contiguous kernels on "strided")."""
+    import dataclasses
+    from .. import dispatch
+    from ..cuda.sources import FAMILIES
+    from . import sass_exec
+    if not k.op or (k.contiguous and layout == "strided"):
+        return None
+    shape = LAYOUTS[layout]
+    dts = [np.dtype(t) for t in k.dtypes] * (k.inputs if len(k.dtypes) == 1 else 1)
+    out_dt = np.dtype(k.out)
+    strided = layout == "strided"
+    if strided:
+        ins = [_layout_array(layout, shape, dt, True) for dt in dts]
+    elif k.contiguous:
+        ins = [_layout_array(layout, shape, dt, False) for dt in dts]
+    else:                            # input 1 contiguous, the others rows (a copy: its one input a row)
+        ins = [_layout_array(layout, shape if i == 0 and len(dts) > 1 else shape[-1:], dt, False)
+               for i, dt in enumerate(dts)]
+    out = _layout_array(layout, shape, out_dt, strided)
+    target = shape if k.op == "copy" else None
+    p = dispatch.plan_for(ins, "numpy", 0, None, out if strided else None, 0, target)
+    if k.name.endswith(catalog.INDEX_TYPES[64] + ">"):
+        p = dataclasses.replace(p, index_bits=64)
+    templates = launch.templates_for(k.op, p, tuple(dts), out_dt, (False,) * len(dts))
+    if len(templates) != 1 or templates[0].name != k.name:
+        return None
+    (t,) = templates
+    memory = sass_exec.Memory()
+    ptrs = [memory.add(np.zeros(a.nbytes, np.uint8)) for a in (out, *ins)]
+    operands = [launch.Operand(dt, ptr) for dt, ptr in zip((out_dt, *dts), ptrs)]
+    m = sass_exec.machine(t.family, t.name, launch.pack(t, operands, FAMILIES[t.family].nin), t.grid, memory, arch)
+    threads = sass_exec.run_blocks(m, [t.grid // 2])
+    return sum(x.executed for x in threads) / len(threads) / t.ept
+
+
+def executed_or_none(k: Hot, arch: str, layout: str) -> float | None:
+    """``executed``, or None where the interpreter does not run the kernel (an opcode or operand it
+    does not know: sm_80's SASS, the 64-bit path, half-precision arithmetic)."""
+    try:
+        return executed(k, arch, layout)
+    except NotImplementedError:
+        return None
