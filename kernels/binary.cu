@@ -94,9 +94,10 @@ constexpr int binary_contig_ept = contig_ept<A, B, binary_result<Op, A, B>>();
 template <class Op, typename A, typename B, typename index_t>
 constexpr int binary_general_ept = general_ept<A, B, binary_result<Op, A, B>>();
 
-// One tile: every load issued before any compute, then one store.
-template <class Op, typename A, typename B, int EPT> struct BinaryBody {
+// One tile (Acc::ELEMENTS a thread): every load issued before any compute, then one store.
+template <class Op, typename A, typename B> struct BinaryBody {
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
+    constexpr int EPT = Acc::ELEMENTS;
     A a[EPT];
     B b[EPT];
     acc.template load<1>(a);
@@ -113,15 +114,15 @@ __global__ void __launch_bounds__(BLOCK) binary_contig(const __grid_constant__ H
   typedef binary_result<Op, A, B> R;
   constexpr int EPT = binary_contig_ept<Op, A, B>;
   const bool consecutive = vec_ok<R, EPT>(h, 0) && vec_ok<A, EPT>(h, 1) && vec_ok<B, EPT>(h, 2);
-  for_each_tile<2, EPT, u64, false>(h, NoCalc(), consecutive, BinaryBody<Op, A, B, EPT>());
+  for_each_tile<2, EPT, u64, false>(h, NoCalc(), consecutive, BinaryBody<Op, A, B>());
 }
 
 template <class Op, typename A, typename B, typename index_t>
 __global__ void __launch_bounds__(BLOCK) binary_general(const __grid_constant__ General<2, index_t> p) {
   typedef binary_result<Op, A, B> R;
   constexpr int EPT = binary_general_ept<Op, A, B, index_t>;
-  constexpr int CHUNK = lane_chunk<EPT, A, B, R>();
-  for_each_tile<2, EPT, index_t, true, true, 3, CHUNK>(p.h, p.calc, true, BinaryBody<Op, A, B, EPT>());
+  constexpr int CHUNK = lane_chunk<2 * EPT, A, B, R>();
+  for_each_tile<2, EPT, index_t, true, true, 3, CHUNK, 2 * EPT>(p.h, p.calc, true, BinaryBody<Op, A, B>());
 }
 
 }  // namespace gb

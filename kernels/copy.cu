@@ -19,8 +19,9 @@ struct Copy {
 template <class Op, typename T> constexpr int copy_contig_ept = contig_ept<T>();
 template <class Op, typename T, typename index_t> constexpr int copy_general_ept = general_ept<T>();
 
-template <class Op, typename T, int EPT> struct CopyBody {
+template <class Op, typename T> struct CopyBody {
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
+    constexpr int EPT = Acc::ELEMENTS;
     T x[EPT], r[EPT];
     acc.template load<1>(x);
 #pragma unroll
@@ -33,13 +34,13 @@ template <class Op, typename T>
 __global__ void __launch_bounds__(BLOCK) copy_contig(const __grid_constant__ Head<1> h) {
   constexpr int EPT = copy_contig_ept<Op, T>;
   const bool consecutive = vec_ok<T, EPT>(h, 0) && vec_ok<T, EPT>(h, 1);
-  for_each_tile<1, EPT, u64, false>(h, NoCalc(), consecutive, CopyBody<Op, T, EPT>());
+  for_each_tile<1, EPT, u64, false>(h, NoCalc(), consecutive, CopyBody<Op, T>());
 }
 
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) copy_general(const __grid_constant__ General<1, index_t> p) {
   constexpr int EPT = copy_general_ept<Op, T, index_t>;
-  for_each_tile<1, EPT, index_t, true, true, 2, lane_chunk<EPT, T>()>(p.h, p.calc, true, CopyBody<Op, T, EPT>());
+  for_each_tile<1, EPT, index_t, true, true, 2, lane_chunk<2 * EPT, T>(), 2 * EPT>(p.h, p.calc, true, CopyBody<Op, T>());
 }
 
 }  // namespace gb

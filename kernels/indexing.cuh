@@ -298,6 +298,7 @@ struct Access {
   static_assert(EPT % CHUNK == 0 && (CHUNK == EPT || (GENERAL && !CROSS)), "lane chunks: general, in rows");
   static constexpr bool LANES = CHUNK < EPT;
   static constexpr int CHUNKS = EPT / CHUNK;
+  static constexpr int ELEMENTS = EPT;              // a Body's arrays: this thread's elements a tile
   // A full row tile loads a strided input without per-element tests where the kernel has at most 8
   // inputs (binary ... variadic); a fused kernel of 15 leaves then spills at 64 registers, so more
   // inputs keep the predicated loads (the partial last tile always does).
@@ -652,24 +653,33 @@ GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body)
 // whose EPT does not divide TILE_COLS takes row tiles under SHARED_TILES too.
 // LOCATED, CHUNK: as Access's (row tiles only).
 template <int NIN, int EPT, typename index_t, bool GENERAL, bool SHARED = GENERAL, int LOCATED = NIN + 1,
-          int CHUNK = EPT, typename Calc, typename Body>
+          int CHUNK = EPT, int LANE_EPT = EPT, typename Calc, typename Body>
 GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
   if constexpr (GENERAL && SHARED && TILE_COLS % EPT == 0) {
     if (h.flags & SHARED_TILES) return for_each_shared_tile<NIN, EPT, index_t>(h, calc, body);
   }
   const index_t size = (index_t)h.size;
   const index_t tiles = (size + (index_t)(BLOCK * EPT) - 1) / (index_t)(BLOCK * EPT);
-  if constexpr (GENERAL && CHUNK < EPT && sizeof(index_t) == 4) {   // the host: 32-bit path only
+  if constexpr (GENERAL && CHUNK < LANE_EPT && sizeof(index_t) == 4) {   // the host: 32-bit path only
     if (h.flags & LANE_CHUNKS) {                  // a loop of its own: the other launches' loop stays as it was
-      const index_t full = size / (index_t)(BLOCK * EPT);                // tiles before the partial one
-      for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      // tiles of BLOCK * LANE_EPT elements (LANE_EPT / CHUNK chunks a lane); the last, partial one
+      // as LANE_EPT / EPT tiles of EPT consecutive elements a lane
+      constexpr int SUB = LANE_EPT / EPT;
+      static_assert(LANE_EPT % EPT == 0, "a lane tile: whole tiles of EPT");
+      const index_t lane_tiles = (size + (index_t)(BLOCK * LANE_EPT) - 1) / (index_t)(BLOCK * LANE_EPT);
+      const index_t full = size / (index_t)(BLOCK * LANE_EPT);           // tiles before the partial one
+      for (index_t tile = blockIdx.x; tile < lane_tiles; tile += gridDim.x) {
         if (tile < full) {
-          Access<NIN, EPT, index_t, true, false, LOCATED, CHUNK> acc(
-              h, make_tile<EPT, index_t, CHUNK>(tile, size, true, true), true);
+          Access<NIN, LANE_EPT, index_t, true, false, LOCATED, CHUNK> acc(
+              h, make_tile<LANE_EPT, index_t, CHUNK>(tile, size, true, true), true);
           acc.compute_offsets(calc);
           body(acc);
-        } else {                                  // the partial tile: EPT consecutive elements a lane
-          Access<NIN, EPT, index_t, true, true, LOCATED> acc(h, make_tile<EPT, index_t>(tile, size, true), true);
+          continue;
+        }
+#pragma unroll 1
+        for (int sub = 0; sub < SUB; ++sub) {     // the partial tile: EPT consecutive elements a lane
+          Access<NIN, EPT, index_t, true, true, LOCATED> acc(
+              h, make_tile<EPT, index_t>(tile * (index_t)SUB + (index_t)sub, size, true), true);
           if (acc.t.count == 0) continue;
           acc.compute_offsets(calc);
           body(acc);

@@ -20,8 +20,9 @@ struct Where {
 template <class Op, typename T> constexpr int ternary_contig_ept = contig_ept<bool, T>();
 template <class Op, typename T, typename index_t> constexpr int ternary_general_ept = general_ept<bool, T>();
 
-template <class Op, typename T, int EPT> struct TernaryBody {
+template <class Op, typename T> struct TernaryBody {
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
+    constexpr int EPT = Acc::ELEMENTS;
     bool c[EPT];
     T x[EPT], y[EPT], r[EPT];
     acc.template load<1>(c);
@@ -38,14 +39,14 @@ __global__ void __launch_bounds__(BLOCK) ternary_contig(const __grid_constant__ 
   constexpr int EPT = ternary_contig_ept<Op, T>;
   const bool consecutive = vec_ok<T, EPT>(h, 0) && vec_ok<bool, EPT>(h, 1) && vec_ok<T, EPT>(h, 2) &&
                            vec_ok<T, EPT>(h, 3);
-  for_each_tile<3, EPT, u64, false>(h, NoCalc(), consecutive, TernaryBody<Op, T, EPT>());
+  for_each_tile<3, EPT, u64, false>(h, NoCalc(), consecutive, TernaryBody<Op, T>());
 }
 
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) ternary_general(const __grid_constant__ General<3, index_t> p) {
   constexpr int EPT = ternary_general_ept<Op, T, index_t>;
-  for_each_tile<3, EPT, index_t, true, true, 4, lane_chunk<EPT, bool, T>()>(p.h, p.calc, true,
-                                                                           TernaryBody<Op, T, EPT>());
+  // lane tiles of EPT: at 2 * EPT, 4 operands take 72 registers (occupancy 1/2 -> 3/8)
+  for_each_tile<3, EPT, index_t, true, true, 4, lane_chunk<EPT, bool, T>()>(p.h, p.calc, true, TernaryBody<Op, T>());
 }
 
 }  // namespace gb

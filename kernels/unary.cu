@@ -89,9 +89,10 @@ template <class Op, typename A, typename R> constexpr int unary_contig_ept = con
 template <class Op, typename A, typename R, typename index_t>
 constexpr int unary_general_ept = general_ept<A, R>();
 
-// One tile: every load issued before any compute, then one store.
-template <class Op, typename A, typename R, int EPT> struct UnaryBody {
+// One tile (Acc::ELEMENTS a thread): every load issued before any compute, then one store.
+template <class Op, typename A, typename R> struct UnaryBody {
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
+    constexpr int EPT = Acc::ELEMENTS;
     A x[EPT];
     R r[EPT];
     acc.template load<1>(x);
@@ -105,14 +106,14 @@ template <class Op, typename A, typename R>
 __global__ void __launch_bounds__(BLOCK) unary_contig(const __grid_constant__ Head<1> h) {
   constexpr int EPT = unary_contig_ept<Op, A, R>;
   const bool consecutive = vec_ok<R, EPT>(h, 0) && vec_ok<A, EPT>(h, 1);
-  for_each_tile<1, EPT, u64, false>(h, NoCalc(), consecutive, UnaryBody<Op, A, R, EPT>());
+  for_each_tile<1, EPT, u64, false>(h, NoCalc(), consecutive, UnaryBody<Op, A, R>());
 }
 
 template <class Op, typename A, typename R, typename index_t>
 __global__ void __launch_bounds__(BLOCK) unary_general(const __grid_constant__ General<1, index_t> p) {
   constexpr int EPT = unary_general_ept<Op, A, R, index_t>;
-  for_each_tile<1, EPT, index_t, true, true, 2, lane_chunk<EPT, A, R>()>(p.h, p.calc, true,
-                                                                       UnaryBody<Op, A, R, EPT>());
+  for_each_tile<1, EPT, index_t, true, true, 2, lane_chunk<2 * EPT, A, R>(), 2 * EPT>(p.h, p.calc, true,
+                                                                                UnaryBody<Op, A, R>());
 }
 
 }  // namespace gb

@@ -117,6 +117,13 @@ class Kernels:
             return self.contig_ept
         return self.general64_ept if index_bits == 64 and self.general64_ept else self.general_ept
 
+    @property
+    def lane_tiles(self) -> int:
+        """Tiles of ``general_ept`` a general kernel's lane tile holds (kernels/indexing.cuh LANE_EPT:
+        2 * EPT in unary, binary and copy; where's 4 operands at 16 elements take 72 registers
+        (occupancy 3/8), the variadic kernel's 5 slots more)."""
+        return 1 if self.family in ("ternary", "variadic") else 2
+
     def names(self) -> tuple[str, str, str]:
         return self.name(None), self.name(32), self.name(64)
 

@@ -200,8 +200,10 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     grid = max(1, min(MAX_GRID, shared_tile_count(inner, ept))) if shared else _grid(size, ept)  # a block a tile
     flags, steps = SHARED_TILES if shared else 0, ()
     if not shared and bits == 32 and kern.family in LANE_CHUNK_FAMILIES:
-        steps = chunk_steps(inner, inner_strides, catalog.lane_chunk(ept, *itemsizes), ept)
-        flags = LANE_CHUNKS if steps else 0
+        lane_ept = ept * kern.lane_tiles     # kernels/indexing.cuh LANE_EPT
+        steps = chunk_steps(inner, inner_strides, catalog.lane_chunk(lane_ept, *itemsizes), lane_ept)
+        if steps:
+            flags, ept, grid = LANE_CHUNKS, lane_ept, _grid(size, lane_ept)
     calc = pack_calc(inner, inner_strides, bits, steps)
     calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     return [_Template(kern.family, name, grid, ept, head, tuple(args),

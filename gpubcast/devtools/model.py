@@ -110,8 +110,10 @@ L2_SHARE = 25e6             # bytes of the 50 MB L2 a stream can count on findin
 DTYPE = np.dtype(np.float32)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 GOAL, GOAL_TRANSPOSED = 0.9, 0.7
-#: the one GPU run the model is checked against (bench/results; gpubcast-cuda, large float32)
+#: the one GPU run the model is checked against (bench/results; gpubcast-cuda, large float32), and the
+#: model's terms for the kernels it ran (the kernels have changed since: ``terms_of_run``)
 H100_RUN = "bench/results/nvidia-h100-80gb-hbm3-2026-11-27.json"
+H100_TERMS = "bench/results/nvidia-h100-80gb-hbm3-2026-11-27.model.json"
 #: patterns whose measured fraction the model does not explain (the H100 run), and why not
 UNEXPLAINED = {
     "explicit": "a broadcast copy: measured 0.59, the model about 0.85; its stores are outer's (0.84)",
@@ -153,7 +155,7 @@ class Prediction:
 
     @property
     def time(self) -> float:
-        return max(self.t_sm, self.t_l2)
+        return combined(self.t_mem, self.t_l2, self.t_issue, self.t_smem, self.t_l1)
 
     @property
     def fraction(self) -> float:
@@ -164,6 +166,21 @@ class Prediction:
         """The largest term: what would have to shrink first."""
         return max((self.t_mem, "memory"), (self.t_l2, "L2"), (self.t_issue, "issue"), (self.t_smem, "shared"),
                    (self.t_l1, "L1"))[1]
+
+
+def combined(t_mem: float, t_l2: float, t_issue: float, t_smem: float, t_l1: float) -> float:
+    """The model's time from its terms (the module docstring): max(t_sm, t_L2), t_sm the root of the
+    sum of squares of DRAM, issue, L1 and shared memory times."""
+    return max(math.sqrt(t_mem ** 2 + t_issue ** 2 + t_l1 ** 2 + t_smem ** 2), t_l2)
+
+
+def terms_of_run(path: str = H100_TERMS) -> dict:
+    """{pattern: fraction of copy} the model gives from the terms stored for a run's kernels (``H100_TERMS``:
+    the float32 kernels the H100 ran, at the commit it ran them): the formula checked against that run
+    although the kernels have changed since."""
+    rows = json.loads(Path(path).read_text())["patterns"]
+    return {name: t["t_copy"] / combined(t["t_mem"], t["t_l2"], t["t_issue"], t["t_smem"], t["t_l1"])
+            for name, t in rows.items()}
 
 
 class _Operand:
@@ -332,8 +349,8 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
     instrs, labels, predicated = resources.sass_of(hot, ARCH)
     loops = [resources.shared_loop(instrs, labels)] if shared else resources.tile_loops(instrs, labels)
     wanted = _accesses(classes, itemsizes, t.ept, staged, kinds)
-    path = next((n for n in (resources.tile_path(instrs, labels, predicated, start, end, rank, wanted)
-                             for start, end in loops) if n), None)
+    path = min((n for n in (resources.tile_path(instrs, labels, predicated, start, end, rank, wanted)
+                            for start, end in loops) if n), default=None)
     walk = path / t.ept if path else None
     ipe = executed(name, dtype)
     inner = p.coalesced_shape[-1]
