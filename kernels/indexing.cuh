@@ -173,6 +173,17 @@ template <int NARGS, typename index_t> struct OffsetCalc {
   offset_t stride[MAX_DIMS][NARGS];       // element strides, innermost first (may be 0 or < 0)
   offset_t chunk_step[NARGS];             // LANE_CHUNKS: offset from a lane's chunk to its next (the host's)
 
+  // Dim d of linear index i (the dims inside it divided out): its coordinate's offsets added to
+  // off, i divided by its size; returns the coordinate.
+  template <int FIRST, int N> GB_FN index_t peel(int d, index_t& i, offset_t (&off)[N]) const {
+    const index_t q = dim[d].div(i);
+    const index_t r = i - q * dim[d].divisor;
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] += (offset_t)r * stride[d][FIRST + k];
+    i = q;
+    return r;
+  }
+
   // The offsets of arguments FIRST .. FIRST + N - 1 at linear index i (off is overwritten);
   // returns i's coordinate in the innermost dim (dim 0, peeled).
   template <int FIRST, int N> GB_FN index_t locate(index_t i, offset_t (&off)[N]) const {
@@ -185,32 +196,26 @@ template <int NARGS, typename index_t> struct OffsetCalc {
 #pragma unroll
       for (int d = 0; d < MAX_DIMS - 1; ++d) {
         if (d >= last) break;
-        const index_t q = dim[d].div(i);
-        const index_t r = i - q * dim[d].divisor;
+        const index_t r = peel<FIRST>(d, i, off);
         if (d == 0) inner = r;
-#pragma unroll
-        for (int k = 0; k < N; ++k) off[k] += (offset_t)r * stride[d][FIRST + k];
-        i = q;
       }
-#pragma unroll
-      for (int k = 0; k < N; ++k) off[k] += (offset_t)i * stride[last][FIRST + k];
+      outermost<FIRST>(last, i, off);
       return inner;
     }
-    int d = 0;
+    int d = 0;                            // a loop (in this form the 64-bit binary kernel keeps 64 registers)
 #pragma unroll 1
     for (; d < ndim - 1; ++d) {
-      const index_t q = dim[d].div(i);
-      const index_t r = i - q * dim[d].divisor;
+      const index_t r = peel<FIRST>(d, i, off);
       if (d == 0) inner = r;
-#pragma unroll
-      for (int k = 0; k < N; ++k) off[k] += (offset_t)r * stride[d][FIRST + k];
-      i = q;
     }
-    if (d < ndim) {                       // outermost dim: the remaining index is its coordinate
-#pragma unroll
-      for (int k = 0; k < N; ++k) off[k] += (offset_t)i * stride[d][FIRST + k];
-    }
+    if (d < ndim) outermost<FIRST>(d, i, off);
     return inner;
+  }
+
+  // The outermost dim d: the index left, i, is its coordinate.
+  template <int FIRST, int N> GB_FN void outermost(int d, index_t i, offset_t (&off)[N]) const {
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] += (offset_t)i * stride[d][FIRST + k];
   }
 };
 

@@ -499,7 +499,8 @@ def _loops_inside(instrs, labels, start: int, end: int) -> list[tuple[int, int]]
 
 
 def _multiply_highs(instrs, a: int, b: int) -> int:
-    return sum(1 for i in instrs if a <= i.addr <= b and ".HI" in i.opcode and i.opcode.split(".")[0] in ("IMAD", "IMUL"))
+    return sum(1 for i in instrs if a <= i.addr <= b and ".HI" in i.opcode
+               and i.opcode.split(".")[0] in ("IMAD", "IMUL"))
 
 
 def _inner_loops(instrs, labels, start: int, end: int) -> list[tuple[int, int]]:
