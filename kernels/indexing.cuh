@@ -95,7 +95,13 @@ enum : unsigned { SHARED_TILES = 1u };
 // CHUNK innermost strides), or n0 a power of 2 dividing 32 * CHUNK with dim 1's size a multiple of
 // the 32 * EPT / n0 rows a warp covers (chunk c lies c * 32 * CHUNK / n0 rows below chunk 0:
 // chunk_step = that many dim-1 strides) -- and passes each operand's OffsetCalc::chunk_step.
-enum : unsigned { LANE_CHUNKS = 2u };
+// PADDED_ROWS (with LANE_CHUNKS; launch.padded_row): rows of n0 = OffsetCalc::width elements, a
+// multiple of CHUNK, laid out as rows of dim[0] = the next power of 2 dividing 32 * CHUNK (h.size
+// counts the padded elements: a multiple of a warp's 32 * LANE_EPT): a lane whose column lies past
+// the row (all its chunks do: they share the column) or whose warp lies past the end runs nothing;
+// every tile takes lane chunks, the last too.  The linear index is then no element's: under lane
+// chunks a contiguous operand too is reached by its located offset (Access::contig_at).
+enum : unsigned { LANE_CHUNKS = 2u, PADDED_ROWS = 4u };
 constexpr int TILE_COLS = 32;               // columns of a shared tile
 constexpr int SHARED_DATA = 8192;           // bytes of a staged operand's pass through the buffer
 constexpr int SHARED_BYTES = SHARED_DATA + TILE_COLS * 16;   // + a padding element per column
@@ -168,7 +174,7 @@ constexpr int UNROLLED_LOCATE = 5;
 template <int NARGS, typename index_t> struct OffsetCalc {
   typedef typename OffsetType<index_t>::type offset_t;
   i32 ndim;                               // coalesced rank, 1..MAX_DIMS
-  u32 pad_;
+  u32 width;                              // LANE_CHUNKS: the innermost size (PADDED_ROWS: dim[0] is it padded)
   Divider<index_t> dim[MAX_DIMS];         // coalesced sizes, innermost first
   offset_t stride[MAX_DIMS][NARGS];       // element strides, innermost first (may be 0 or < 0)
   offset_t chunk_step[NARGS];             // LANE_CHUNKS: offset from a lane's chunk to its next (the host's)
@@ -312,6 +318,7 @@ struct Access {
   Tile<EPT, index_t> t;
   bool vec;                                         // a full tile of consecutive elements (row tiles)
   bool one_row = true;                              // general: the tile lies in one innermost row
+  index_t column = 0;                               // general: the first element's innermost coordinate
   offset_t cur[GENERAL ? LOCATED : 1];              // general: offsets of the tile's first element
   const OffsetCalc<NARGS, index_t>* calc_ = nullptr;
 
@@ -342,11 +349,17 @@ struct Access {
   template <typename Calc> GB_FN void compute_offsets(const Calc& calc) {
     if constexpr (GENERAL && !is_same<Calc, NoCalc>::value) {
       calc_ = &calc;
-      const index_t inner = calc.template locate<0, LOCATED>(t.first, cur);
-      if constexpr (CROSS) one_row = calc.dim[0].divisor - inner >= (index_t)t.count;
+      column = calc.template locate<0, LOCATED>(t.first, cur);
+      if constexpr (CROSS) one_row = calc.dim[0].divisor - column >= (index_t)t.count;
     }
   }
 
+  // A contiguous operand ARG's offset at the first element: the linear index, but under lane chunks
+  // its located offset (the same, but in a padded row: PADDED_ROWS).
+  template <int ARG> GB_FN index_t contig_at() const {
+    if constexpr (LANES) return (index_t)cur[ARG];
+    else return t.first;
+  }
   // Operand ARG's offset from a chunk to the next (one chunk: unused).
   template <int ARG> GB_FN offset_t chunk_step() const {
     if constexpr (LANES) return calc_->chunk_step[ARG];
@@ -402,7 +415,7 @@ struct Access {
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = x;
     } else if (c == CONTIG && use_vector<T>(p)) {  // vector loads, all issued before use
-      load_vector(p + t.first, p, v, (offset_t)(32 * CHUNK));
+      load_vector(p + contig_at<ARG>(), p, v, chunk_step<ARG>());
     } else if constexpr (!GENERAL) {               // element by element
 #pragma unroll
       for (int k = 0; k < EPT; ++k) v[k] = k < t.count ? *GB_PTR(p + t.at(k), p, false) : T();
@@ -443,7 +456,7 @@ struct Access {
   template <typename T> GB_FN void store(const T (&v)[EPT]) const {
     T* p = reinterpret_cast<T*>(h.ptr[0]);
     if (cls<0>() == CONTIG && use_vector<T>(p)) {
-      store_vector(p + t.first, p, v, (offset_t)(32 * CHUNK));
+      store_vector(p + contig_at<0>(), p, v, chunk_step<0>());
     } else if constexpr (!GENERAL) {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
@@ -672,12 +685,15 @@ GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive,
       constexpr int SUB = LANE_EPT / EPT;
       static_assert(LANE_EPT % EPT == 0, "a lane tile: whole tiles of EPT");
       const index_t lane_tiles = (size + (index_t)(BLOCK * LANE_EPT) - 1) / (index_t)(BLOCK * LANE_EPT);
-      const index_t full = size / (index_t)(BLOCK * LANE_EPT);           // tiles before the partial one
+      const bool padded = (h.flags & PADDED_ROWS) != 0;
+      const index_t full = padded ? lane_tiles : size / (index_t)(BLOCK * LANE_EPT);   // tiles of lane chunks
       for (index_t tile = blockIdx.x; tile < lane_tiles; tile += gridDim.x) {
         if (tile < full) {
           Access<NIN, LANE_EPT, index_t, true, false, LOCATED, CHUNK> acc(
               h, make_tile<LANE_EPT, index_t, CHUNK>(tile, size, true, true), true);
+          if (acc.t.count == 0) continue;         // padded: a warp past the end (the last tile)
           acc.compute_offsets(calc);
+          if (acc.column >= (index_t)calc.width) continue;   // padded: a lane past its row's end
           body(acc);
           continue;
         }

@@ -61,10 +61,11 @@ template <class Op, typename T> constexpr int variadic_contig_ept = GENERAL_EPT;
 template <class Op, typename T, typename index_t> constexpr int variadic_general_ept =
     sizeof(index_t) == 4 && (sizeof(T) == 2 || sizeof(T) == 4) ? 8 : GENERAL_EPT;
 
-// One tile of inputs 1 .. nin, nin <= MAXIN (inputs past MAXIN are never touched).
-template <class Op, typename T, int EPT, int MAXIN = MAX_VARIADIC> struct VariadicBody {
+// One tile (Acc::ELEMENTS a thread) of inputs 1 .. nin, nin <= MAXIN (inputs past MAXIN are never touched).
+template <class Op, typename T, int MAXIN = MAX_VARIADIC> struct VariadicBody {
   static_assert(MAXIN >= 4 && MAXIN <= MAX_VARIADIC, "Axpby takes 4 inputs");
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
+    constexpr int EPT = Acc::ELEMENTS;
     const unsigned nin = acc.h.nin;
     T x[MAXIN][EPT];
     load_inputs<0>(acc, nin, x);                      // all loads first ...
@@ -97,7 +98,8 @@ template <class Op, typename T, int EPT, int MAXIN = MAX_VARIADIC> struct Variad
   }
 
   // input J (0-based) is argument J + 1, a compile-time constant for Access::load
-  template <int J, typename Acc> GB_FN static void load_inputs(const Acc& acc, unsigned nin, T (&x)[MAXIN][EPT]) {
+  template <int J, typename Acc, int EPT> GB_FN static void load_inputs(const Acc& acc, unsigned nin,
+                                                                        T (&x)[MAXIN][EPT]) {
     if (J < (int)nin) acc.template load<J + 1>(x[J]);
     if constexpr (J + 1 < MAXIN) load_inputs<J + 1>(acc, nin, x);
   }
@@ -110,7 +112,7 @@ __global__ void __launch_bounds__(BLOCK) variadic_contig(const __grid_constant__
 #pragma unroll
   for (int a = 0; a <= MAX_VARIADIC; ++a)
     consecutive = consecutive && (a > (int)h.nin || vec_ok<T, EPT>(h, a));
-  for_each_tile<MAX_VARIADIC, EPT, u64, false>(h, NoCalc(), consecutive, VariadicBody<Op, T, EPT>());
+  for_each_tile<MAX_VARIADIC, EPT, u64, false>(h, NoCalc(), consecutive, VariadicBody<Op, T>());
 }
 
 // A launch of at most FEW_VARIADIC inputs (Axpby's always) locates the offsets of 1 + FEW_VARIADIC
@@ -121,11 +123,13 @@ template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) variadic_general(const __grid_constant__ General<MAX_VARIADIC, index_t> p) {
   constexpr int FEW_EPT = variadic_general_ept<Op, T, index_t>;   // the host launches by it (launch.py)
   if (is_same<Op, Axpby>::value || p.h.nin <= (u32)FEW_VARIADIC) {
+    // lane tiles of FEW_EPT: at 2 * FEW_EPT, 5 slots take 128 registers for 4-byte elements (occupancy
+    // 1/2 -> 1/4), up to 250 for 16-byte ones, and 8-byte ones spill
     for_each_tile<MAX_VARIADIC, FEW_EPT, index_t, true, false, FEW_VARIADIC + 1, lane_chunk<FEW_EPT, T>()>(
-        p.h, p.calc, true, VariadicBody<Op, T, FEW_EPT, FEW_VARIADIC>());
+        p.h, p.calc, true, VariadicBody<Op, T, FEW_VARIADIC>());
   } else if constexpr (!is_same<Op, Axpby>::value) {
     for_each_tile<MAX_VARIADIC, GENERAL_EPT, index_t, true, false, MAX_VARIADIC + 1, lane_chunk<GENERAL_EPT, T>()>(
-        p.h, p.calc, true, VariadicBody<Op, T, GENERAL_EPT>());
+        p.h, p.calc, true, VariadicBody<Op, T>());
   }
 }
 

@@ -435,3 +435,25 @@ def test_general_kernels_row_broadcast_ascending_and_few_variadic_inputs(dtype, 
     for b in (v(45, 1), v(77)):
         dt, db = on_device(cupy, [t, b])
         assert_agrees("add", gb.add(dt, db), gb.add(t, b, backend="numpy"), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16], ids=str)
+@pytest.mark.parametrize("shape", [(9, 512), (9, 8, 64), (9, 8, 56)], ids=["rows", "chunk-rows", "padded-rows"])
+def test_lane_chunks_through_the_launch_path(shape, dtype, cupy):
+    # issue 23's lane chunks (kernels/indexing.cuh LANE_CHUNKS, PADDED_ROWS) through the real launch
+    # path: the allocations are the arrays' own (the virtual device faults a read or write past one:
+    # a padded row's lanes past its end, a warp past the end), against the NumPy reference
+    rng = np.random.default_rng(sum(shape))
+
+    def v(*s):
+        return checks.values(rng, dtype, s)
+    full, row, column = v(*shape), v(shape[-1]), v(*shape[:-1], 1)
+    reversed_ = v(*shape)[..., ::-1]
+    for a, b in ((full, row), (column, reversed_), (reversed_, column), (row, column)):
+        da, db = on_device(cupy, [a, b])
+        assert_agrees("add", gb.add(da, db), gb.add(a, b, backend="numpy"), dtype)
+    xs = [full, row, column, reversed_]
+    assert_agrees("sum", apply(ops.get("sum"), on_device(cupy, xs)), apply(ops.get("sum"), xs, backend="numpy"), dtype)
+    for b in (row, column):
+        got = gb.broadcast_to(on_device(cupy, [b])[0], shape)
+        assert_agrees("copy", got, np.broadcast_to(b, shape), dtype)

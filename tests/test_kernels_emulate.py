@@ -639,12 +639,14 @@ def _lane_chunks(lc) -> bool:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int8], ids=str)
-@pytest.mark.parametrize("shape", [(9, 512), (9, 8, 64), (5, 4, 32)], ids=["rows", "chunk-rows", "short-rows"])
+@pytest.mark.parametrize("shape", [(9, 512), (9, 8, 64), (9, 8, 56), (5, 4, 32)],
+                         ids=["rows", "chunk-rows", "padded-rows", "short-rows"])
 def test_lane_chunks_every_operand_kind(shape, dtype, backends):
     # lane chunks (kernels/indexing.cuh LANE_CHUNKS): rows of a multiple of 32 * ept (a warp's
     # chunks along one row), of a power of 2 dividing 32 * chunk (chunks rows apart: the rank-6
-    # pattern's case) -- 2 full tiles and a partial one (consecutive elements again) -- against
-    # NumPy; every operand kind: contiguous, a row (stride 1, vector loads; misaligned: element
+    # pattern's case), of 56 padded to 64 (PADDED_ROWS: lanes past a row's end and warps past the
+    # end run nothing) -- 2 full tiles and a partial one (consecutive elements again, but padded) --
+    # against NumPy; every operand kind: contiguous, a row (stride 1, vector loads; misaligned: element
     # loads), a column (stride 0 along the row, a load per chunk under chunk rows), reversed
     # (stride -1), every other element (stride 2), a strided output, a scalar
     rng = np.random.default_rng(sum(shape))

@@ -120,8 +120,9 @@ class Kernels:
     @property
     def lane_tiles(self) -> int:
         """Tiles of ``general_ept`` a general kernel's lane tile holds (kernels/indexing.cuh LANE_EPT:
-        2 * EPT in unary, binary and copy; where's 4 operands at 16 elements take 72 registers
-        (occupancy 3/8), the variadic kernel's 5 slots more)."""
+        2 * EPT in unary, binary and copy; 1 in where (4 operands at 16 elements: 72 registers,
+        occupancy 3/8) and the variadic kernel (5 slots: 128 registers for 4-byte elements, 8-byte
+        ones spill))."""
         return 1 if self.family in ("ternary", "variadic") else 2
 
     def names(self) -> tuple[str, str, str]:

@@ -7,7 +7,7 @@ packing.  The packed argument is the C struct ``gb::Head<NIN>`` (contiguous kern
 
     Head<NIN>:       u64 ptr[NIN+1]; u64 value[NIN+1][2]; u64 size; u32 classes, flags, nin, aux
     OffsetCalc<NARGS, index_t> (index_t = u32 | u64, W = its bytes):
-                     i32 ndim; u32 pad; index_t dim[MAX_DIMS][3] (divisor, magic, shift);
+                     i32 ndim; u32 width; index_t dim[MAX_DIMS][3] (divisor, magic, shift);
                      signed index_t stride[MAX_DIMS][NARGS]   (innermost dim first)
                      signed index_t chunk_step[NARGS]         (LANE_CHUNKS launches, else 0)
     General<NIN, index_t> = Head<NIN> then OffsetCalc<NIN+1, index_t>, padded to 8 bytes.
@@ -38,7 +38,7 @@ BLOCK = 256            # kernels/indexing.cuh BLOCK
 MAX_GRID = 2**31 - 1
 CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
 SHARED_TILES = 1       # Head::flags (kernels/indexing.cuh)
-LANE_CHUNKS = 2        # Head::flags of row tiles (kernels/indexing.cuh)
+LANE_CHUNKS, PADDED_ROWS = 2, 4   # Head::flags of row tiles (kernels/indexing.cuh)
 WARP = 32
 LANE_CHUNK_FAMILIES = ("unary", "binary", "ternary", "copy", "variadic")   # kernels passing their CHUNK
 TILE_COLS = 32         # kernels/indexing.cuh TILE_COLS: a shared tile is TILE_COLS x (BLOCK * ept / TILE_COLS)
@@ -87,9 +87,10 @@ def general_size(nin: int, bits: int) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def pack_calc(shape: tuple, strides: tuple, bits: int, chunk_steps: tuple = ()) -> bytes:
-    """OffsetCalc bytes for coalesced ``shape``, per-argument ``strides`` (output first) and
-    ``chunk_steps`` (per argument, LANE_CHUNKS; none: zeros)."""
+def pack_calc(shape: tuple, strides: tuple, bits: int, chunk_steps: tuple = (), width: int = 0) -> bytes:
+    """OffsetCalc bytes for coalesced ``shape``, per-argument ``strides`` (output first),
+    ``chunk_steps`` (per argument, LANE_CHUNKS; none: zeros) and ``width`` (LANE_CHUNKS: the
+    innermost size, under PADDED_ROWS ``shape``'s being the padded one; else 0)."""
     nargs = len(strides)
     dims = list(reversed(shape))
     cols = [list(reversed(s)) for s in strides]
@@ -101,7 +102,7 @@ def pack_calc(shape: tuple, strides: tuple, bits: int, chunk_steps: tuple = ()) 
     st = [cols[k][d] if d < len(dims) else 0 for d in range(MAX_DIMS) for k in range(nargs)]
     steps = tuple(chunk_steps) or (0,) * nargs
     u, s = ("I", "i") if bits == 32 else ("Q", "q")
-    return struct.pack(f"<iI{3 * MAX_DIMS}{u}{(MAX_DIMS + 1) * nargs}{s}", len(dims), 0, *div, *st, *steps)
+    return struct.pack(f"<iI{3 * MAX_DIMS}{u}{(MAX_DIMS + 1) * nargs}{s}", len(dims), width, *div, *st, *steps)
 
 
 @dataclass(frozen=True)
@@ -198,13 +199,20 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     size = int(np.prod(inner))
     shared = kern.family != "variadic" and shared_tiles(inner, inner_strides, ept)
     grid = max(1, min(MAX_GRID, shared_tile_count(inner, ept))) if shared else _grid(size, ept)  # a block a tile
-    flags, steps = SHARED_TILES if shared else 0, ()
+    flags, steps, shape_of_calc, width = SHARED_TILES if shared else 0, (), inner, 0
     if not shared and bits == 32 and kern.family in LANE_CHUNK_FAMILIES:
-        lane_ept = ept * kern.lane_tiles     # kernels/indexing.cuh LANE_EPT
-        steps = chunk_steps(inner, inner_strides, catalog.lane_chunk(lane_ept, *itemsizes), lane_ept)
+        lane_ept = ept * kern.lane_tiles     # kernels/*.cu LANE_EPT
+        chunk = catalog.lane_chunk(lane_ept, *itemsizes)
+        steps = chunk_steps(inner, inner_strides, chunk, lane_ept)
         if steps:
-            flags, ept, grid = LANE_CHUNKS, lane_ept, _grid(size, lane_ept)
-    calc = pack_calc(inner, inner_strides, bits, steps)
+            flags, ept, grid, width = LANE_CHUNKS, lane_ept, _grid(size, lane_ept), inner[-1]
+        elif kern.lane_tiles > 1 and (row := padded_row(inner, chunk, lane_ept)) and size // inner[-1] * row < 2**31:
+            # (padded rows cost their idle lanes' issue: they pay where a lane tile holds 2 tiles)
+            shape_of_calc, width = inner[:-1] + (row,), inner[-1]
+            steps = chunk_steps(shape_of_calc, inner_strides, chunk, lane_ept)
+            size = size // width * row
+            flags, ept, grid = LANE_CHUNKS | PADDED_ROWS, lane_ept, _grid(size, lane_ept)
+    calc = pack_calc(shape_of_calc, inner_strides, bits, steps, width)
     calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     return [_Template(kern.family, name, grid, ept, head, tuple(args),
                       tuple(sum(i * s for i, s in zip(idx, st[:lead])) * isz for st, isz in zip(strides, itemsizes)),
@@ -229,6 +237,26 @@ def chunk_steps(shape, strides, chunk: int, ept: int) -> tuple:
     if len(shape) >= 2 and (WARP * chunk) % n0 == 0 and shape[-2] % (WARP * ept // n0) == 0:
         return tuple(WARP * chunk // n0 * s[-2] for s in strides)
     return ()
+
+
+#: PADDED_ROWS: the least share of a padded row's lanes with elements
+PADDED_USE = 0.75
+
+
+def padded_row(shape, chunk: int, ept: int) -> int:
+    """The padded row of a lane-chunk launch over coalesced ``shape`` whose rows cannot take lane
+    chunks as they are (kernels/indexing.cuh PADDED_ROWS), or 0: where the innermost size n0 is a
+    multiple of ``chunk`` and the next power of 2, P, divides WARP * ``chunk`` with n0 / P at least
+    ``PADDED_USE`` and dim 1's size a multiple of the WARP * ``ept`` / P rows a warp covers -- each
+    lane's chunks then lie in rows of P (``chunk_steps`` over the padded shape), and a lane past n0
+    runs nothing (56-element rows: 7 lanes of 8 work)."""
+    n0 = shape[-1] if shape else 1
+    if chunk >= ept or n0 % chunk or len(shape) < 2:
+        return 0
+    row = 1 << (n0 - 1).bit_length()
+    if (WARP * chunk) % row or n0 < PADDED_USE * row or shape[-2] % (WARP * ept // row):
+        return 0
+    return row
 
 
 def transposed(strides) -> bool:

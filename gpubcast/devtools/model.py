@@ -261,9 +261,10 @@ def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: 
     scalar: one line; a host value: none; a staged operand (``chunk`` > 0): its tile read along
     its own contiguous dim, every line full.  The tile's first element is assumed line-aligned.
     ``lanes`` (a lane-chunk launch, kernels/indexing.cuh LANE_CHUNKS): (elements of a lane chunk,
-    this operand's chunk step, the innermost size n0): lane L's chunk c from output element
-    L * chunk of the warp, in row L * chunk // n0, plus c chunk steps; an access per chunk (an input
-    of innermost stride 0 one per chunk, where the step is not 0)."""
+    this operand's chunk step, the row, its width: ``lane_layout``): lane L's chunk c from output
+    element L * chunk of the warp, in row L * chunk // row, plus c chunk steps, none where its column
+    is past the width (PADDED_ROWS); an access per chunk (an input of innermost stride 0 one per
+    chunk, where the step is not 0)."""
     if cls == launch.VALUE:
         return 0
     if cls == launch.SCALAR:
@@ -288,7 +289,7 @@ def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: 
     return total
 
 
-def _lane_chunk_lines(cls, itemsize, ept, strides, output, index32, chunk, step, n0) -> int:
+def _lane_chunk_lines(cls, itemsize, ept, strides, output, index32, chunk, step, n0, width) -> int:
     """``warp_lines`` of a lane-chunk launch (its ``lanes``)."""
     kind = load_kind(cls, strides, output, index32)
     s0 = strides[-1] if strides else 1
@@ -305,6 +306,8 @@ def _lane_chunk_lines(cls, itemsize, ept, strides, output, index32, chunk, step,
         lines = set()
         for lane in range(32):
             row, col = divmod(lane * chunk, n0)
+            if col >= width:
+                continue
             at = (base + row * s1 + col * s0) * itemsize
             lines.update(range(at // LINE, (at + n * itemsize - 1) // LINE + 1))
         total += len(lines)
@@ -354,18 +357,18 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
     walk = path / t.ept if path else None
     ipe = executed(name, dtype)
     inner = p.coalesced_shape[-1]
-    rows = 1.0 if hot.contiguous or shared or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
+    lanes_launch = bool(t.flags & launch.LANE_CHUNKS)       # the host's lane chunks never cross rows
+    rows = 1.0 if hot.contiguous or shared or lanes_launch or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
     n = p.size
     dram = pattern.traffic(shapes, dt) / n
     l2 = dram + sum(SECTOR - size for (cls, size, arg, chunk) in zip(classes, itemsizes, t.args, staged)
                     if cls == launch.STRIDED and not chunk and abs(strides[arg][-1]) > 1)
     smem = sum(2 * size for size, chunk in zip(itemsizes, staged) if chunk)
-    steps = launch.chunk_steps(tuple(p.coalesced_shape), strides, catalog.lane_chunk(t.ept, *itemsizes), t.ept) \
-        if t.flags & launch.LANE_CHUNKS else ()
-    lanes = [(catalog.lane_chunk(t.ept, *itemsizes), steps[arg], p.coalesced_shape[-1]) if steps else None
-             for arg in t.args]
+    layout = lane_layout(name, dtype)
+    lanes = [(layout[0], layout[3][arg], layout[1], layout[2]) if layout else None for arg in t.args]
     lines = sum(warp_lines(cls, size, t.ept, strides[arg], shared, chunk, arg == 0, index32, lane)
-                for cls, size, arg, chunk, lane in zip(classes, itemsizes, t.args, staged, lanes)) / (32 * t.ept)
+                for cls, size, arg, chunk, lane in zip(classes, itemsizes, t.args, staged, lanes)) \
+        / (working_lanes(name, dtype) * t.ept)
     shape = tuple(p.coalesced_shape)
     reread = sum((reread_factor(shape, strides[arg], dram) - 1) * size
                  * math.prod(m for m, st in zip(shape, strides[arg]) if st != 0)
@@ -405,12 +408,46 @@ def pattern_launch(name: str, dtype: str = "float32"):
 def executed(name: str, dtype: str = "float32") -> float:
     """Instructions per element the SASS (``ARCH``) of pattern ``name``'s kernel executes: every
     thread of the launch's middle block run by ``sass_exec`` on the launch's own argument (its
-    tiles are full), instructions run (NOP excluded, predicated-off ones included), / ``ept``,
-    averaged over the block."""
+    tiles are full), instructions run (NOP excluded, predicated-off ones included); per warp what
+    its busiest lane runs (a warp issues for all its lanes), x 32, / the elements the block's lanes
+    handle (``ept`` each; under PADDED_ROWS a lane past its row's end handles none): on full tiles
+    of working lanes, the mean over the block's threads / ``ept``."""
     t, params, memory = pattern_launch(name, dtype)
     m = sass_exec.machine(t.family, t.name, params, t.grid, memory, ARCH)
     threads = sass_exec.run_blocks(m, [t.grid // 2])
-    return sum(x.executed for x in threads) / len(threads) / t.ept
+    warps: dict = {}
+    for x in threads:
+        warps.setdefault(x.thread // 32, []).append(x.executed)
+    return sum(max(w) for w in warps.values()) * 32 / (len(warps) * working_lanes(name, dtype) * t.ept)
+
+
+def working_lanes(name: str, dtype: str = "float32") -> int:
+    """Lanes of a warp of pattern ``name``'s launch that handle elements: 32, but under PADDED_ROWS
+    those whose column lies within the row (``lane_layout``)."""
+    layout = lane_layout(name, dtype)
+    return sum(1 for lane in range(32) if lane * layout[0] % layout[1] < layout[2]) if layout else 32
+
+
+@functools.cache
+def lane_layout(name: str, dtype: str = "float32") -> tuple | None:
+    """(lane chunk, row, width, chunk steps per argument) of pattern ``name``'s launch where it takes lane
+    chunks (kernels/indexing.cuh LANE_CHUNKS): lane L's chunks from column L * chunk % row of rows of
+    ``row`` elements (the innermost size, or under PADDED_ROWS its padded size), ``width`` of them
+    elements (past it a lane runs nothing), chunk c c steps on; else None."""
+    dt = np.dtype(dtype)
+    pattern = _patterns.BY_NAME[name]
+    p, _ = pattern_plan(pattern, dt)
+    t, _, _ = pattern_launch(name, dtype)
+    if not t.flags & launch.LANE_CHUNKS:
+        return None
+    dtypes = pattern.dtypes(dt)
+    chunk = catalog.lane_chunk(t.ept, dt.itemsize, *(dtypes[i - 1].itemsize for i in t.args[1:]))
+    shape = tuple(p.coalesced_shape)
+    strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
+    width = shape[-1]
+    if t.flags & launch.PADDED_ROWS:
+        shape = shape[:-1] + (launch.padded_row(shape, chunk, t.ept),)
+    return chunk, shape[-1], width, launch.chunk_steps(shape, strides, chunk, t.ept)
 
 
 def measured(run: str = H100_RUN, dtype: str = "float32") -> dict:
