@@ -267,14 +267,11 @@ template <int EPT, typename index_t> struct Tile {
 
 // Tile `tile` of the launch (BLOCK * EPT elements): this thread takes EPT consecutive ones
 // (consecutive: vector access) or every BLOCK-th one (interleaved: coalesced element access).
-// Lane chunks (`lanes`, a full tile of a LANE_CHUNKS launch): lane L of warp w from element
-// w * 32 * EPT + L * CHUNK of the tile.
-template <int EPT, typename index_t, int CHUNK = EPT>
-GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive, bool lanes = false) {
+template <int EPT, typename index_t>
+GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive) {
   Tile<EPT, index_t> t;
   const index_t start = tile * (index_t)(BLOCK * EPT);
-  t.first = start + (lanes ? (index_t)(threadIdx.x / 32 * (32 * EPT) + threadIdx.x % 32 * CHUNK)
-                           : (index_t)threadIdx.x * (consecutive ? EPT : 1));
+  t.first = start + (index_t)threadIdx.x * (consecutive ? EPT : 1);
   t.step = consecutive ? 1 : BLOCK;
   if (t.first >= size) {
     t.count = 0;
@@ -282,6 +279,17 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive,
     const index_t left = (size - t.first + t.step - 1) / t.step;   // elements from first on
     t.count = left >= (index_t)EPT ? EPT : (int)left;
   }
+  return t;
+}
+
+// Tile `tile` of a LANE_CHUNKS launch (BLOCK * EPT elements): lane L of warp w from element
+// w * 32 * EPT + L * CHUNK of the tile, in chunks of CHUNK 32 * CHUNK apart (Access, CHUNK < EPT).
+template <int EPT, typename index_t, int CHUNK>
+GB_FN Tile<EPT, index_t> make_lane_tile(index_t tile, index_t size) {
+  Tile<EPT, index_t> t;
+  t.first = tile * (index_t)(BLOCK * EPT) + (index_t)(threadIdx.x / 32 * (32 * EPT) + threadIdx.x % 32 * CHUNK);
+  t.step = 1;
+  t.count = t.first >= size ? 0 : EPT;        // the host: a warp's elements all before the end, or none
   return t;
 }
 
@@ -685,15 +693,19 @@ GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive,
       constexpr int SUB = LANE_EPT / EPT;
       static_assert(LANE_EPT % EPT == 0, "a lane tile: whole tiles of EPT");
       const index_t lane_tiles = (size + (index_t)(BLOCK * LANE_EPT) - 1) / (index_t)(BLOCK * LANE_EPT);
-      const bool padded = (h.flags & PADDED_ROWS) != 0;
+      const bool padded = LANE_EPT > EPT && (h.flags & PADDED_ROWS) != 0;
       const index_t full = padded ? lane_tiles : size / (index_t)(BLOCK * LANE_EPT);   // tiles of lane chunks
       for (index_t tile = blockIdx.x; tile < lane_tiles; tile += gridDim.x) {
         if (tile < full) {
           Access<NIN, LANE_EPT, index_t, true, false, LOCATED, CHUNK> acc(
-              h, make_tile<LANE_EPT, index_t, CHUNK>(tile, size, true, true), true);
-          if (acc.t.count == 0) continue;         // padded: a warp past the end (the last tile)
+              h, make_lane_tile<LANE_EPT, index_t, CHUNK>(tile, size), true);
+          if constexpr (LANE_EPT > EPT) {         // the host pads rows only for lane tiles of 2 tiles
+            if (acc.t.count == 0) continue;       // padded: a warp past the end (the last tile)
+          }
           acc.compute_offsets(calc);
-          if (acc.column >= (index_t)calc.width) continue;   // padded: a lane past its row's end
+          if constexpr (LANE_EPT > EPT) {
+            if (acc.column >= (index_t)calc.width) continue;   // padded: a lane past its row's end
+          }
           body(acc);
           continue;
         }

@@ -67,7 +67,7 @@ def test_the_report_runs_what_the_model_runs():
     ran = res.executed(HOT["add f32 general32"], "sm_90", "vector")
     assert ran == pytest.approx(model.executed("row"), rel=0.05)
     assert res.executed(HOT["add f32 contig"], "sm_90", "strided") is None          # no such launch
-    assert res.executed_or_none(HOT["add f32 general32"], "sm_80", "vector") is None   # not interpreted
+    assert res.executed_or_none(HOT["add f16 general32"], "sm_90", "vector") is None   # HADD2: not interpreted
 
 
 @needs_tools

@@ -59,8 +59,9 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
 - ``(run)`` columns (sm_90): ``executed`` -- the same two layouts run, not walked: the kernel's SASS
   interpreted (``sass_exec``) for every thread of a launch's middle block, on the argument
   ``launch`` packs for a (16, 4096) output of vector rows ("vector") and a rank-6 output of every
-  operand strided ("strided"); "-" where the interpreter does not run the kernel (sm_80's SASS,
-  the 64-bit path, half-precision arithmetic: an opcode or operand it does not know).
+  operand strided ("strided"); "-" on sm_80 (the interpreter is checked on sm_90's SASS only) and
+  where it does not run the kernel (an opcode or operand it does not know: the 64-bit path,
+  half-precision arithmetic).
 - Nothing here is measured on hardware: every number is static, from the compiler's report and
   the SASS.
 """
@@ -765,13 +766,13 @@ def executed(k: Hot, arch: str, layout: str) -> float | None:
     (``LAYOUTS``): every thread of the launch's middle block (its tiles full) run by
     ``sass_exec`` on the launch's own argument, instructions run / ept, averaged (as
     ``model.executed``).  None for a kernel the layout does not launch (fused kernels; the
-    contiguous kernels on "strided")."""
+    contiguous kernels on "strided") and on other architectures than sm_90."""
     import dataclasses
     from .. import dispatch
     from ..cuda.sources import FAMILIES
     from . import sass_exec
-    if not k.op or (k.contiguous and layout == "strided"):
-        return None
+    if not k.op or (k.contiguous and layout == "strided") or arch != "sm_90":
+        return None                  # (the interpreter is checked against NumPy on sm_90's SASS only)
     shape = LAYOUTS[layout]
     dts = [np.dtype(t) for t in k.dtypes] * (k.inputs if len(k.dtypes) == 1 else 1)
     out_dt = np.dtype(k.out)
@@ -802,7 +803,7 @@ def executed(k: Hot, arch: str, layout: str) -> float | None:
 
 def executed_or_none(k: Hot, arch: str, layout: str) -> float | None:
     """``executed``, or None where the interpreter does not run the kernel (an opcode or operand it
-    does not know: sm_80's SASS, the 64-bit path, half-precision arithmetic)."""
+    does not know: the 64-bit path, half-precision arithmetic)."""
     try:
         return executed(k, arch, layout)
     except NotImplementedError:
