@@ -11,8 +11,10 @@
 // indices or offsets reach 2^31).  A tile's offsets are located once, at its first element,
 // for every operand at once, and stepped by the innermost strides while the tile stays in
 // one innermost row; a tile that crosses rows (innermost size not a multiple of EPT, or
-// shorter than a tile) locates each operand's offsets anew at every row it enters.  Within a
-// row (32-bit path), an input of innermost stride 0 is read once per tile and one of stride 1
+// shorter than a tile) locates each operand's offsets anew at every row it enters.  Under
+// LANE_CHUNKS (below) a lane's elements are chunks of 16 bytes, 32 chunks apart (a warp access
+// covers 512 consecutive bytes), stepped by the host's per-operand chunk steps.  Within a row
+// (32-bit path), an input of innermost stride 0 is read once per tile and one of stride 1
 // with vector loads where aligned, as a contiguous operand; a full row tile's element-wise
 // stores (and loads, in kernels of at most 8 inputs) run without per-element tests.  Under
 // SHARED_TILES (transposed operands) a block takes a 2-D tile of the two innermost dims and
@@ -21,8 +23,8 @@
 // Launch contract (every kernel of binary.cu, ternary.cu, variadic.cu, copy.cu):
 //   blockDim = (BLOCK, 1, 1); any gridDim.x >= 1 (tiles are visited grid-stride; the host
 //   launches ceil(size / (BLOCK * EPT)) blocks, EPT = the kernel's *_ept constant (variadic_general:
-//   of its launches of few inputs, variadic.cu); under
-//   SHARED_TILES one block per 2-D tile); one by-value argument: Head<NIN> (contiguous
+//   of its launches of few inputs, variadic.cu); under LANE_CHUNKS ceil(size / (BLOCK * LANE_EPT));
+//   under SHARED_TILES one block per 2-D tile); one by-value argument: Head<NIN> (contiguous
 //   kernels) or General<NIN, index_t>.
 // Assumption: under SHARED_TILES a Body calls acc.load<ARG> and acc.store in control flow that
 //   is the same for every thread of a block (they hold __syncthreads()): unconditionally, or
@@ -85,17 +87,19 @@ enum : unsigned { CONTIG = 0u, VALUE = 1u, SCALAR = 2u, STRIDED = 3u };
 // for 4-byte elements in either phase).
 // Assumption: SHARED_TILES only with coalesced rank >= 2.
 enum : unsigned { SHARED_TILES = 1u };
-// Head::flags of a general kernel, row tiles.  LANE_CHUNKS (launch.lane_chunks sets it on the 32-bit
-// path for a kernel of CHUNK < EPT, lane_chunk): in a full tile, lane L of a warp takes EPT / CHUNK
-// chunks of CHUNK consecutive elements, chunk c from the warp's first element + c * 32 * CHUNK + L *
-// CHUNK, so that each warp access of a chunk covers 32 * CHUNK consecutive elements (at EPT = 2 *
-// CHUNK, half the L1 lines of EPT consecutive elements a lane); the last, partial tile keeps EPT
-// consecutive elements a lane.  The host sets it only where no lane's chunks cross a row -- the
-// innermost size n0 a multiple of 32 * EPT (a warp's elements lie in one row: chunk_step = 32 *
-// CHUNK innermost strides), or n0 a power of 2 dividing 32 * CHUNK with dim 1's size a multiple of
-// the 32 * EPT / n0 rows a warp covers (chunk c lies c * 32 * CHUNK / n0 rows below chunk 0:
-// chunk_step = that many dim-1 strides) -- and passes each operand's OffsetCalc::chunk_step.
-// PADDED_ROWS (with LANE_CHUNKS; launch.padded_row): rows of n0 = OffsetCalc::width elements, a
+// Head::flags of a general kernel, row tiles.  LANE_CHUNKS (set by launch.py, 32-bit path, for a
+// kernel whose CHUNK (lane_chunk) is less than its LANE_EPT (for_each_tile: the elements a lane takes
+// under lane chunks, EPT or 2 * EPT)): in a full lane tile (BLOCK * LANE_EPT elements), lane L of a
+// warp takes LANE_EPT / CHUNK chunks of CHUNK consecutive elements, chunk c from the warp's first
+// element + c * 32 * CHUNK + L * CHUNK, so that each warp access of a chunk covers 32 * CHUNK
+// consecutive elements (16 bytes a lane: half the L1 lines of 8 consecutive floats a lane); the last,
+// partial lane tile runs as tiles of EPT consecutive elements a lane.  The host sets it only where no
+// lane's chunks cross a row (launch.chunk_steps) -- the innermost size n0 a multiple of 32 * LANE_EPT
+// (a warp's elements lie in one row: chunk_step = 32 * CHUNK innermost strides), or n0 a power of 2
+// dividing 32 * CHUNK with dim 1's size a multiple of the 32 * LANE_EPT / n0 rows a warp covers
+// (chunk c lies c * 32 * CHUNK / n0 rows below chunk 0: chunk_step = that many dim-1 strides) -- and
+// passes each operand's OffsetCalc::chunk_step.
+// PADDED_ROWS (with LANE_CHUNKS, LANE_EPT = 2 * EPT; launch.padded_row): rows of n0 = OffsetCalc::width elements, a
 // multiple of CHUNK, laid out as rows of dim[0] = the next power of 2 dividing 32 * CHUNK (h.size
 // counts the padded elements: a multiple of a warp's 32 * LANE_EPT): a lane whose column lies past
 // the row (all its chunks do: they share the column) or whose warp lies past the end runs nothing;
@@ -677,7 +681,8 @@ GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body)
 // SHARED: the kernel honours SHARED_TILES (binary, ternary, copy, unary; the variadic kernels
 // do not: the host never sets it for them, and the path would cost them registers).  A kernel
 // whose EPT does not divide TILE_COLS takes row tiles under SHARED_TILES too.
-// LOCATED, CHUNK: as Access's (row tiles only).
+// LOCATED, CHUNK: as Access's (row tiles only).  LANE_EPT: a lane's elements under LANE_CHUNKS (the
+// Body sizes its arrays by Access::ELEMENTS); EPT or 2 * EPT (kernels whose registers allow it).
 template <int NIN, int EPT, typename index_t, bool GENERAL, bool SHARED = GENERAL, int LOCATED = NIN + 1,
           int CHUNK = EPT, int LANE_EPT = EPT, typename Calc, typename Body>
 GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
