@@ -18,8 +18,9 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   which skips checks that run (a contiguous kernel's alignment tests in the prologue, the
   outermost dim of the offset calculation, an operand's class test):
   ``resources.access_path`` over the kernel's row-tile loop (``resources.shared_loop``
-  under shared tiles; of several row-tile loops, ``resources.tile_loops``, the shortest with such
-  a path: the variadic kernel's variant for few inputs) -- the path through one pass that makes
+  under shared tiles; of several row-tile loops, ``resources.tile_loops``, the fewest instructions
+  over those with such a path: the variadic kernel's variant for few inputs, the lane-chunk loop)
+  -- the path through one pass that makes
   exactly the global accesses these operand classes make (a contiguous operand one vector access
   of up to 16 bytes per VecOf chunk, a transposed operand under shared tiles (staged) one vector
   access per chunk of the rows it moves (kernels/indexing.cuh TileAccess::Pass; element accesses
@@ -44,8 +45,10 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   traffic between two visits of an element (the elements inside x DRAM bytes per element)
   passes ``L2_SHARE`` (25 MB of the 50 MB L2); added to t_mem (not to t_copy).
 - L1 lines per element (``warp_lines``): per warp access instruction of a tile, the distinct
-  128-byte lines its 32 lanes touch, summed over every operand, / (32 * ept); an SM's L1 looks
-  up ``L1_LINES_PER_CLOCK`` line per clock.
+  128-byte lines its 32 lanes touch, summed over every operand, / (working lanes * ept); under
+  lane chunks (kernels/indexing.cuh LANE_CHUNKS: ``lane_layout``) each lane's 16-byte chunks, a
+  warp access covering 512 consecutive bytes, idle lanes of a padded row touching none; an SM's L1
+  looks up ``L1_LINES_PER_CLOCK`` line per clock.
 - Times for the output's ``n`` elements:
       t_mem   = n * dram_bytes / (DRAM_BW * ACHIEVABLE * inflight)
                 inflight = min(1, resident threads/SM * ept * dram_bytes / (DRAM_BW * ACHIEVABLE
