@@ -185,15 +185,19 @@ def test_loop_and_vector_path_on_a_small_sass():
 
 
 @needs_tools
-def test_cli_prints_the_table_and_rejects_virtual_archs():
+def test_cli_prints_the_table_and_rejects_virtual_archs(monkeypatch):
     from gpubcast import kernels_cli
     lines = []
     assert kernels_cli.resources(["compute_90"], out=lines.append) == 2 and "sm_90" in lines[0]
     lines = []
+    # the (run) columns' counts: 12.5 here (the interpreter's own tests run them: test_the_report_runs_...)
+    monkeypatch.setattr(res, "executed", lambda k, arch, layout: 12.5 if k.label == "add f32 general32" else None)
     assert kernels_cli.resources(["sm_90"], out=lines.append) == 0
     assert lines[0].startswith("Static, from the SASS")
     rows = [line for line in "\n".join(lines).splitlines() if line.startswith("| sm_90 |")]
     assert len(rows) == len(HOT) and any("| add f32 contig | " in row for row in rows)
+    (add,) = [row for row in rows if "| add f32 general32 |" in row]
+    assert add.endswith("| 12.5 | 12.5 |") and rows[0].endswith("| - | - |")
 
 
 @needs_tools
