@@ -186,13 +186,6 @@ def terms_of_run(path: str = H100_TERMS) -> dict:
             for name, t in rows.items()}
 
 
-class _Operand:
-    """What the planner reads of an array: shape, byte strides, itemsize (no memory)."""
-
-    def __init__(self, shape, strides, itemsize):
-        self.shape, self.strides, self.itemsize = tuple(shape), tuple(strides), itemsize
-
-
 def _c_strides(shape, itemsize):
     return tuple(s * itemsize for s in c_strides(shape))
 
@@ -203,9 +196,9 @@ def pattern_plan(pattern, dtype=DTYPE):
     arrays = []
     for i, (shape, dt) in enumerate(zip(pattern.inputs(shapes), pattern.dtypes(dtype))):
         if i in pattern.transposed:
-            arrays.append(_Operand(shape, _c_strides(shape[::-1], dt.itemsize)[::-1], dt.itemsize))
+            arrays.append(resources.Array(shape, _c_strides(shape[::-1], dt.itemsize)[::-1], dt.itemsize))
         else:
-            arrays.append(_Operand(shape, _c_strides(shape, dt.itemsize), dt.itemsize))
+            arrays.append(resources.Array(shape, _c_strides(shape, dt.itemsize), dt.itemsize))
     target = tuple(shapes[1]) if pattern.op == "copy" else None
     p = dispatch.plan_for(arrays, pattern.rule, pattern.axis, pattern.axes_mapping, None, 0, target)
     return p, shapes

@@ -84,6 +84,7 @@ import numpy as np
 from .. import cache
 from .. import ops as _ops
 from ..cuda import catalog, compiler, launch
+from ..plan import c_strides
 
 VERBOSE = ("--ptxas-options=-v",)
 REGS_PER_SM = 65536
@@ -736,28 +737,20 @@ def table(rows: list[Resources]) -> str:
 LAYOUTS = {"vector": (16, 4096), "strided": (2, 3, 2, 3, 2, 64)}
 
 
-class _Array:
-    """What the planner reads of an array: shape, byte strides, itemsize (no memory)."""
+class Array:
+    """What the planner reads of an array: shape, byte strides, itemsize (no memory); ``nbytes``, the
+    span of memory its elements lie in (``model`` plans the benchmark patterns with it too)."""
 
     def __init__(self, shape, strides, itemsize):
         self.shape, self.strides, self.itemsize = tuple(shape), tuple(strides), itemsize
         self.nbytes = sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides)) + itemsize
 
 
-def _layout_array(layout: str, shape, dt, strided: bool) -> _Array:
-    if strided:    # a view [..., ::2] of an array one larger in every outer dim
-        big = tuple(n + 1 for n in shape[:-1]) + (2 * shape[-1],)
-        strides = tuple(s * dt.itemsize for s in _c(big))
-        return _Array(shape, strides[:-1] + (2 * dt.itemsize,), dt.itemsize)
-    return _Array(shape, tuple(s * dt.itemsize for s in _c(shape)), dt.itemsize)
-
-
-def _c(shape):
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= n
-    return tuple(reversed(out))
+def _layout_array(shape, dt, strided: bool) -> Array:
+    """A C-ordered array of ``shape``, or (``strided``) a view [..., ::2] of one larger in every outer dim."""
+    big = tuple(n + 1 for n in shape[:-1]) + (2 * shape[-1],) if strided else shape
+    strides = tuple(s * dt.itemsize for s in c_strides(big))
+    return Array(shape, strides[:-1] + (2 * dt.itemsize,) if strided else strides, dt.itemsize)
 
 
 @functools.cache
@@ -778,13 +771,13 @@ def executed(k: Hot, arch: str, layout: str) -> float | None:
     out_dt = np.dtype(k.out)
     strided = layout == "strided"
     if strided:
-        ins = [_layout_array(layout, shape, dt, True) for dt in dts]
+        ins = [_layout_array(shape, dt, True) for dt in dts]
     elif k.contiguous:
-        ins = [_layout_array(layout, shape, dt, False) for dt in dts]
+        ins = [_layout_array(shape, dt, False) for dt in dts]
     else:                            # input 1 contiguous, the others rows (a copy: its one input a row)
-        ins = [_layout_array(layout, shape if i == 0 and len(dts) > 1 else shape[-1:], dt, False)
+        ins = [_layout_array(shape if i == 0 and len(dts) > 1 else shape[-1:], dt, False)
                for i, dt in enumerate(dts)]
-    out = _layout_array(layout, shape, out_dt, strided)
+    out = _layout_array(shape, out_dt, strided)
     target = shape if k.op == "copy" else None
     p = dispatch.plan_for(ins, "numpy", 0, None, out if strided else None, 0, target)
     if k.name.endswith(catalog.INDEX_TYPES[64] + ">"):
