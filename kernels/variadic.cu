@@ -53,6 +53,15 @@ GB_PARAMETRIC(HardSigmoid, hard_sigmoid)
 GB_PARAMETRIC(Shrink, shrink)
 #undef GB_PARAMETRIC
 
+// A fold (Sum, Mean, Max, Min) can hold its result and one input at a time (VariadicBody's STREAM):
+// in the general kernel's launches of few inputs its lanes then take lane tiles of 2 tiles
+// (kernels/indexing.cuh LANE_EPT; sm_90 registers: <= 64 for elements of up to 4 bytes, 48-52 for
+// 8 bytes, 77-80 for 16 bytes).  Axpby and the parametric activations hold every input at once (at
+// 2 tiles: 116-248 registers, f16 Axpby spills): 1.
+template <class Op> struct is_fold {
+  static constexpr bool value = !is_same<Op, Axpby>::value && !is_parametric<Op>::value;
+};
+
 template <class Op, typename T> constexpr int variadic_contig_ept = GENERAL_EPT;  // 8 inputs: keep tiles small
 // A launch of at most FEW_VARIADIC inputs on the 32-bit path takes a binary kernel's tile (8 elements
 // of 2 or 4 bytes): its per-tile work (the offsets of 5 slots over every dim, the class tests) is
@@ -62,30 +71,39 @@ template <class Op, typename T, typename index_t> constexpr int variadic_general
     sizeof(index_t) == 4 && (sizeof(T) == 2 || sizeof(T) == 4) ? 8 : GENERAL_EPT;
 
 // One tile (Acc::ELEMENTS a thread) of inputs 1 .. nin, nin <= MAXIN (inputs past MAXIN are never touched).
-template <class Op, typename T, int MAXIN = MAX_VARIADIC> struct VariadicBody {
+// STREAM (a fold in lane tiles): each input folded into the result as it comes, one input's
+// elements live at a time (the registers that let a lane take 2 tiles); else every input is loaded
+// first, all of a thread's loads in flight together.
+template <class Op, typename T, int MAXIN = MAX_VARIADIC, bool STREAM = false> struct VariadicBody {
   static_assert(MAXIN >= 4 && MAXIN <= MAX_VARIADIC, "Axpby takes 4 inputs");
+  static_assert(!STREAM || is_fold<Op>::value, "only a fold takes its inputs one at a time");
   template <typename Acc> GB_FN void operator()(const Acc& acc) const {
     constexpr int EPT = Acc::ELEMENTS;
     const unsigned nin = acc.h.nin;
-    T x[MAXIN][EPT];
-    load_inputs<0>(acc, nin, x);                      // all loads first ...
     T r[EPT];
-    if constexpr (is_same<Op, Axpby>::value) {
-#pragma unroll
-      for (int k = 0; k < EPT; ++k)
-        r[k] = num::add(num::multiply(x[0][k], x[1][k]), num::multiply(x[2][k], x[3][k]));
-    } else if constexpr (is_parametric<Op>::value) {
-#pragma unroll
-      for (int k = 0; k < EPT; ++k) r[k] = Op()(x[0][k], x[1][k], x[2][k]);
+    if constexpr (STREAM) {
+      acc.template load<1>(r);
+      fold_inputs<1>(acc, nin, r);
     } else {
+      T x[MAXIN][EPT];
+      load_inputs<0>(acc, nin, x);                    // all loads first ...
+      if constexpr (is_same<Op, Axpby>::value) {
 #pragma unroll
-      for (int k = 0; k < EPT; ++k) r[k] = x[0][k];
+        for (int k = 0; k < EPT; ++k)
+          r[k] = num::add(num::multiply(x[0][k], x[1][k]), num::multiply(x[2][k], x[3][k]));
+      } else if constexpr (is_parametric<Op>::value) {
 #pragma unroll
-      for (int j = 1; j < MAXIN; ++j)                // ... then the fold
-        if (j < (int)nin) {
+        for (int k = 0; k < EPT; ++k) r[k] = Op()(x[0][k], x[1][k], x[2][k]);
+      } else {
 #pragma unroll
-          for (int k = 0; k < EPT; ++k) r[k] = Op().step(r[k], x[j][k]);
-        }
+        for (int k = 0; k < EPT; ++k) r[k] = x[0][k];
+#pragma unroll
+        for (int j = 1; j < MAXIN; ++j)              // ... then the fold
+          if (j < (int)nin) {
+#pragma unroll
+            for (int k = 0; k < EPT; ++k) r[k] = Op().step(r[k], x[j][k]);
+          }
+      }
     }
     if constexpr (is_same<Op, Mean>::value) {
       if (acc.h.aux != 0) {
@@ -102,6 +120,15 @@ template <class Op, typename T, int MAXIN = MAX_VARIADIC> struct VariadicBody {
                                                                         T (&x)[MAXIN][EPT]) {
     if (J < (int)nin) acc.template load<J + 1>(x[J]);
     if constexpr (J + 1 < MAXIN) load_inputs<J + 1>(acc, nin, x);
+  }
+  template <int J, typename Acc, int EPT> GB_FN static void fold_inputs(const Acc& acc, unsigned nin, T (&r)[EPT]) {
+    if (J < (int)nin) {
+      T x[EPT];
+      acc.template load<J + 1>(x);
+#pragma unroll
+      for (int k = 0; k < EPT; ++k) r[k] = Op().step(r[k], x[k]);
+    }
+    if constexpr (J + 1 < MAXIN) fold_inputs<J + 1>(acc, nin, r);
   }
 };
 
@@ -122,14 +149,14 @@ constexpr int FEW_VARIADIC = 4;
 template <class Op, typename T, typename index_t>
 __global__ void __launch_bounds__(BLOCK) variadic_general(const __grid_constant__ General<MAX_VARIADIC, index_t> p) {
   constexpr int FEW_EPT = variadic_general_ept<Op, T, index_t>;   // the host launches by it (launch.py)
-  if (is_same<Op, Axpby>::value || p.h.nin <= (u32)FEW_VARIADIC) {
-    // lane tiles of FEW_EPT: at 2 * FEW_EPT, 5 slots take 128 registers for 4-byte elements (occupancy
-    // 1/2 -> 1/4), up to 250 for 16-byte ones, and 8-byte ones spill
-    for_each_tile<MAX_VARIADIC, FEW_EPT, index_t, true, false, FEW_VARIADIC + 1, lane_chunk<FEW_EPT, T>()>(
-        p.h, p.calc, true, VariadicBody<Op, T, FEW_VARIADIC>());
-  } else if constexpr (!is_same<Op, Axpby>::value) {
+  constexpr bool FOLD = is_fold<Op>::value;    // the non-folds take at most FEW_VARIADIC inputs
+  if (!FOLD || p.h.nin <= (u32)FEW_VARIADIC) {
+    constexpr int LANE_EPT = FOLD ? 2 * FEW_EPT : FEW_EPT;   // catalog.Kernels.lane_tiles
+    for_each_tile<MAX_VARIADIC, FEW_EPT, index_t, true, false, FEW_VARIADIC + 1, lane_chunk<LANE_EPT, T>(),
+                  LANE_EPT>(p.h, p.calc, true, VariadicBody<Op, T, FEW_VARIADIC, FOLD>());
+  } else if constexpr (FOLD) {
     for_each_tile<MAX_VARIADIC, GENERAL_EPT, index_t, true, false, MAX_VARIADIC + 1, lane_chunk<GENERAL_EPT, T>()>(
-        p.h, p.calc, true, VariadicBody<Op, T>());
+        p.h, p.calc, true, VariadicBody<Op, T, MAX_VARIADIC, true>());
   }
 }
 

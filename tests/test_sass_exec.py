@@ -98,6 +98,30 @@ def test_interpreted_kernels_compute_what_numpy_does(name, dtype, backend):
     assert backend.threads[-1] and all(t.done for t in backend.threads[-1])
 
 
+def test_loads_in_flight_until_their_first_reader():
+    # two 16-byte loads and a 4-byte one in flight before the first add reads one of them; a 64-bit
+    # add reads its pair; a store reads the value it stores
+    instrs, labels = sx.decode("""
+        /*0000*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0010*/                   LDG.E.128 R8, desc[UR4][R2.64+0x10] ;
+        /*0020*/                   LDG.E R12, desc[UR4][R2.64+0x20] ;
+        /*0030*/                   FADD R16, R5, R0 ;
+        /*0040*/                   LDG.E.64 R20, desc[UR4][R2.64+0x30] ;
+        /*0050*/                   DADD R22, R20, R20 ;
+        /*0060*/                   LDG.E R24, desc[UR4][R2.64+0x40] ;
+        /*0070*/                   STG.E desc[UR4][R2.64+0x50], R12 ;
+        /*0080*/                   EXIT ;
+    """.splitlines())
+    mem = sx.Memory()
+    base = mem.add(np.zeros(32, np.float32))
+    m = sx.Machine(instrs, labels, b"", 1, 1, mem)
+    t = m.thread(0, 0)
+    t.r[2:4] = [base & sx.M32, base >> 32]
+    assert m.run(t) == "exit"
+    assert t.inflight == 16 + 16 + 4                                  # before the FADD
+    assert sorted(t.pending) == [8, 9, 10, 11, 24]                    # R4's and R20's loads read, R12's stored
+
+
 @needs_tools
 def test_rank6_all_strided_runs_at_most_40_instructions_per_element(backend):
     # issue 12's goal, executed: every operand (the output too) strided at coalesced rank 6,
@@ -124,3 +148,17 @@ def test_model_counts_what_runs_and_the_walk_is_a_lower_bound(dtype):
         r = model.predict(p.name, dtype)
         assert r.instr_per_elem == model.executed(p.name, dtype)
         assert r.walk is not None and r.walk <= r.instr_per_elem, (p.name, r.walk, r.instr_per_elem)
+        assert r.inflight_bytes == model.inflight_bytes(p.name, dtype) > 0
+
+
+@needs_tools
+def test_a_fold_keeps_one_input_in_flight_and_a_binary_kernel_both():
+    # the bytes a thread keeps in flight, as the kernels load: the contiguous add loads both inputs'
+    # ept elements before adding; the variadic fold (sum4) one input's lane tile at a time, with the
+    # per-channel scalar, on the lanes of a padded row that work (28 of 32)
+    same = model.predict("same", "float32")
+    assert same.inflight_bytes == 2 * same.ept * 4
+    row = model.predict("row", "float32")
+    assert row.inflight_bytes == 2 * row.ept * 4
+    s = model.predict("sum4", "float32")
+    assert s.inflight_bytes == (s.ept * 4 + 4) * model.working_lanes("sum4", "float32") / 32

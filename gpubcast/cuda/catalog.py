@@ -105,6 +105,10 @@ class Kernels:
     contig_ept: int
     general_ept: int = GENERAL_EPT
     general64_ept: int | None = None   # 64-bit indices, where not general_ept
+    # tiles of general_ept a general kernel's lane tile holds (kernels/indexing.cuh LANE_EPT): 2, but 1 in
+    # where (4 operands at 16 elements: 72 registers, occupancy 3/8) and the variadic kernel's non-folds
+    # (Axpby, the parametric activations: all inputs held at once, 116-248 registers at 2, f16 Axpby spills)
+    lane_tiles: int = 2
 
     def name(self, index_bits: int | None) -> str:
         """The name expression: contiguous kernel (None) or general with 32/64-bit indices."""
@@ -116,14 +120,6 @@ class Kernels:
         if index_bits is None:
             return self.contig_ept
         return self.general64_ept if index_bits == 64 and self.general64_ept else self.general_ept
-
-    @property
-    def lane_tiles(self) -> int:
-        """Tiles of ``general_ept`` a general kernel's lane tile holds (kernels/indexing.cuh LANE_EPT:
-        2 * EPT in unary, binary and copy; 1 in where (4 operands at 16 elements: 72 registers,
-        occupancy 3/8) and the variadic kernel (5 slots: 128 registers for 4-byte elements, 8-byte
-        ones spill))."""
-        return 1 if self.family in ("ternary", "variadic") else 2
 
     def names(self) -> tuple[str, str, str]:
         return self.name(None), self.name(32), self.name(64)
@@ -153,11 +149,11 @@ def kernels_for(op: _ops.Op, in_dtypes: tuple, out_dtype, scalar_second: bool = 
     if family == "variadic":
         t = np.dtype(in_dtypes[0])   # general: a launch of at most FEW_VARIADIC inputs (launch.py: more, GENERAL_EPT)
         return Kernels(family, f"gb::{op.functor}, {cxx_type(t)}", contig_ept(t.itemsize),
-                       variadic_general_ept(t.itemsize), GENERAL_EPT)
+                       variadic_general_ept(t.itemsize), GENERAL_EPT, 2 if op.kind == "variadic" else 1)
     if family == "ternary":
         t = np.dtype(in_dtypes[1])
         return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(1, t.itemsize),
-                       general_ept(1, t.itemsize))
+                       general_ept(1, t.itemsize), lane_tiles=1)
     t = np.dtype(in_dtypes[0])
     return Kernels(family, f"gb::{op.functor}, {move_type(t)}", contig_ept(t.itemsize), general_ept(t.itemsize))
 

@@ -201,12 +201,13 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     grid = max(1, min(MAX_GRID, shared_tile_count(inner, ept))) if shared else _grid(size, ept)  # a block a tile
     flags, steps, shape_of_calc, width = SHARED_TILES if shared else 0, (), inner, 0
     if not shared and bits == 32 and kern.family in LANE_CHUNK_FAMILIES:
-        lane_ept = ept * kern.lane_tiles     # kernels/*.cu LANE_EPT
+        tiles = 1 if kern.family == "variadic" and n_used > catalog.FEW_VARIADIC else kern.lane_tiles
+        lane_ept = ept * tiles               # kernels/*.cu LANE_EPT
         chunk = catalog.lane_chunk(lane_ept, *itemsizes)
         steps = chunk_steps(inner, inner_strides, chunk, lane_ept)
         if steps:
             flags, ept, grid, width = LANE_CHUNKS, lane_ept, _grid(size, lane_ept), inner[-1]
-        elif kern.lane_tiles > 1 and (row := padded_row(inner, chunk, lane_ept)) and size // inner[-1] * row < 2**31:
+        elif tiles > 1 and (row := padded_row(inner, chunk, lane_ept)) and size // inner[-1] * row < 2**31:
             # (padded rows cost their idle lanes' issue: they pay where a lane tile holds 2 tiles)
             shape_of_calc, width = inner[:-1] + (row,), inner[-1]
             steps = chunk_steps(shape_of_calc, inner_strides, chunk, lane_ept)

@@ -51,8 +51,11 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   looks up ``L1_LINES_PER_CLOCK`` line per clock.
 - Times for the output's ``n`` elements:
       t_mem   = n * dram_bytes / (DRAM_BW * ACHIEVABLE * inflight)
-                inflight = min(1, resident threads/SM * ept * dram_bytes / (DRAM_BW * ACHIEVABLE
-                           * LATENCY / SMS))                    (Little's law, bytes in flight)
+                inflight = min(1, resident threads/SM * load bytes in flight a thread / (DRAM_BW
+                           * ACHIEVABLE * read share * LATENCY / SMS))   (Little's law for the reads;
+                           read share = (dram_bytes - the output's) / dram_bytes; the bytes a thread
+                           keeps in flight measured by ``sass_exec`` (``Thread.inflight``: from a
+                           global load to its first reader, the most at once), as ``executed`` runs)
       t_l2    = n * l2_bytes / L2_BW
       t_issue = n * instr_per_elem / (SMS * 4 schedulers * 32 lanes * CLOCK * issue)   (the run's count)
                 issue = min(1, resident warps per scheduler / 4)   (4-cycle dependent issue, no ILP)
@@ -150,6 +153,7 @@ class Prediction:
     reread_bytes: float = 0.0  # per output element: DRAM bytes re-read (broadcast operands past L2)
     dtype: str = "float32"
     walk: float | None = None  # the static path walk's instr/elem (a lower bound; instr_per_elem is the run's)
+    inflight_bytes: float = 0.0  # global-load bytes a thread keeps in flight at most (the run's mean over threads)
 
     @property
     def t_sm(self) -> float:
@@ -351,7 +355,7 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
     path = min((n for n in (resources.tile_path(instrs, labels, predicated, start, end, rank, wanted)
                             for start, end in loops) if n), default=None)
     walk = path / t.ept if path else None
-    ipe = executed(name, dtype)
+    ipe, in_flight = _ran(name, dtype)
     inner = p.coalesced_shape[-1]
     lanes_launch = bool(t.flags & launch.LANE_CHUNKS)       # the host's lane chunks never cross rows
     rows = 1.0 if hot.contiguous or shared or lanes_launch or inner % t.ept == 0 else 1 + (t.ept - 1) / inner
@@ -371,7 +375,9 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
                  for cls, size, arg in zip(classes[1:], itemsizes[1:], t.args[1:])
                  if cls == launch.STRIDED) / n
     bw = DRAM_BW * ACHIEVABLE
-    inflight = min(1.0, r.occupancy * THREADS_PER_SM * t.ept * dram / (bw * LATENCY_S / SMS))
+    reads = dram - dt.itemsize                              # the output is written once
+    inflight = 1.0 if reads <= 0 else \
+        min(1.0, r.occupancy * THREADS_PER_SM * in_flight / (bw * reads / dram * LATENCY_S / SMS))
     warps = r.occupancy * THREADS_PER_SM / 32 / SCHEDULERS
     issue_rate = SMS * SCHEDULERS * 32 * CLOCK_HZ * min(1.0, warps / DEPENDENT_ISSUE)
     return Prediction(
@@ -380,7 +386,7 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
         n * ipe / issue_rate, n * dram / bw,
         GOAL_TRANSPOSED if pattern.transposed else GOAL,
         smem, n * smem / (SMS * SMEM_BYTES_PER_CLOCK * CLOCK_HZ),
-        lines, n * lines / (SMS * L1_LINES_PER_CLOCK * CLOCK_HZ), reread, dt.name, walk)
+        lines, n * lines / (SMS * L1_LINES_PER_CLOCK * CLOCK_HZ), reread, dt.name, walk, in_flight)
 
 
 def pattern_launch(name: str, dtype: str = "float32"):
@@ -400,7 +406,6 @@ def pattern_launch(name: str, dtype: str = "float32"):
     return t, launch.pack(t, [out, *ins], FAMILIES[t.family].nin), memory
 
 
-@functools.cache
 def executed(name: str, dtype: str = "float32") -> float:
     """Instructions per element the SASS (``ARCH``) of pattern ``name``'s kernel executes: every
     thread of the launch's middle block run by ``sass_exec`` on the launch's own argument (its
@@ -408,13 +413,26 @@ def executed(name: str, dtype: str = "float32") -> float:
     its busiest lane runs (a warp issues for all its lanes), x 32, / the elements the block's lanes
     handle (``ept`` each; under PADDED_ROWS a lane past its row's end handles none): on full tiles
     of working lanes, the mean over the block's threads / ``ept``."""
+    return _ran(name, dtype)[0]
+
+
+def inflight_bytes(name: str, dtype: str = "float32") -> float:
+    """Global-load bytes a thread of pattern ``name``'s kernel keeps in flight at most
+    (``sass_exec.Thread.inflight``), the mean over the threads ``executed`` runs."""
+    return _ran(name, dtype)[1]
+
+
+@functools.cache
+def _ran(name: str, dtype: str) -> tuple[float, float]:
+    """(``executed``, ``inflight_bytes``) of one run of the launch's middle block."""
     t, params, memory = pattern_launch(name, dtype)
     m = sass_exec.machine(t.family, t.name, params, t.grid, memory, ARCH)
     threads = sass_exec.run_blocks(m, [t.grid // 2])
     warps: dict = {}
     for x in threads:
         warps.setdefault(x.thread // 32, []).append(x.executed)
-    return sum(max(w) for w in warps.values()) * 32 / (len(warps) * working_lanes(name, dtype) * t.ept)
+    ipe = sum(max(w) for w in warps.values()) * 32 / (len(warps) * working_lanes(name, dtype) * t.ept)
+    return ipe, sum(x.inflight for x in threads) / len(threads)
 
 
 def working_lanes(name: str, dtype: str = "float32") -> int:
@@ -470,7 +488,8 @@ def predict_all(dtype: str = "float32") -> list[Prediction]:
 
 def table(rows: list[Prediction], hardware: dict | None = None) -> str:
     """The predictions as a Markdown table; ``hardware``: {pattern: measured fraction} for a last column."""
-    columns = ["pattern", "kernel", "tiles", "rank", "classes", "occupancy", "instr/elem (run)", "walk instr/elem",
+    columns = ["pattern", "kernel", "tiles", "rank", "classes", "occupancy", "load B in flight/thread",
+               "instr/elem (run)", "walk instr/elem",
                "DRAM B/elem", "L2 B/elem",
                "smem B/elem", "L1 lines/elem", "t_mem us", "t_L2 us", "t_issue us", "t_smem us", "t_L1 us", "t_copy us",
                "bound", "fraction of copy", "goal"] + (["H100 run"] if hardware else [])
@@ -480,7 +499,7 @@ def table(rows: list[Prediction], hardware: dict | None = None) -> str:
             f" {hardware[r.pattern]:.2f} |" if r.pattern in hardware else " - |"
         out.append(
             f"| {r.pattern} | {r.kernel} | {'shared' if r.shared else 'row'} | {r.rank} | {r.classes} "
-            f"| {r.occupancy:.0%} "
+            f"| {r.occupancy:.0%} | {r.inflight_bytes:.0f} "
             f"| {f'{r.instr_per_elem:.1f}' if r.instr_per_elem else '-'} "
             f"| {f'{r.walk:.1f}' if r.walk else '-'} | {r.dram_bytes:.2f} "
             f"| {r.l2_bytes:.2f} | {r.smem_bytes:.2f} | {r.l1_lines:.3f} | {r.t_mem * 1e6:.0f} | {r.t_l2 * 1e6:.0f} "

@@ -262,6 +262,8 @@ class Thread:
     nops: int = 0
     done: bool = False
     counts: dict = field(default_factory=dict)   # address -> times executed
+    pending: dict = field(default_factory=dict)  # register -> (id, bytes) of a global load not yet waited on
+    inflight: int = 0             # most bytes of global loads outstanding at once (``_wait``)
 
 
 class Machine:
@@ -382,6 +384,8 @@ class Machine:
                 continue
             t.executed += 1
             t.counts[i.addr] = t.counts.get(i.addr, 0) + 1
+            if t.pending:                         # the wait is the instruction's, whatever its guard
+                _wait(t, i, name)
             if i.guard is not None:
                 uni, idx, negated = i.guard
                 g = (t.up if uni else t.p)[idx]
@@ -583,6 +587,10 @@ class Machine:
             if parts[-1] in ("S8", "S16") and data[-1] & 0x80:
                 v -= 1 << (8 * width)
             self.set_wide(t, o[0], v, max(1, width // 4))
+            if name == "LDG" and o[0].idx != RZ:     # outstanding until an instruction reads it (_wait)
+                load = (t.executed, width)
+                t.pending.update({o[0].idx + k: load for k in range(max(1, width // 4))})
+                t.inflight = max(t.inflight, sum(b for _, b in set(t.pending.values())))
         elif name in ("STG", "STS", "ST"):
             width = {"128": 16, "64": 8, "U8": 1, "S8": 1, "U16": 2, "S16": 2}.get(parts[-1], 4)
             addr = self.address(t, o[0])
@@ -598,6 +606,29 @@ class Machine:
         else:
             raise NotImplementedError(f"SASS instruction not interpreted: {i.text}")
         return None
+
+
+_STORES = ("STG", "STS", "ST", "RED", "ATOM", "ATOMG")
+
+
+def _wait(t: Thread, i: Ins, name: str):
+    """Retire the global loads whose registers ``i`` reads (the scoreboard wait before it): a thread's
+    loads are outstanding from their ``LDG`` to their first reader, which is how ``inflight`` counts
+    the bytes a thread keeps in flight (a fold that adds each input as it comes holds one input's
+    loads; a kernel that loads every input first holds them all).  Sources: every register operand
+    but a non-store's first (its destination), and the index registers of address operands; a
+    64-bit operand (``D*`` opcodes, ``.64``/``.WIDE`` forms, ``[R.64]``) reads its register pair."""
+    pair = name.startswith("D") or any(f in ("64", "WIDE") for f in i.opcode.split(".")[1:])
+    read = set()
+    for k, o in enumerate(i.ops):
+        if o.kind == "r" and (k > 0 or name in _STORES):
+            read.update((o.idx, o.idx + 1) if pair else (o.idx,))
+        for reg in (o.reg, o.off_reg):
+            if reg is not None and reg.kind == "r":
+                read.update((reg.idx, reg.idx + 1) if o.wide else (reg.idx,))
+    done = {t.pending[r] for r in read if r in t.pending}
+    if done:
+        t.pending = {r: load for r, load in t.pending.items() if load not in done}
 
 
 def run_thread(machine: Machine, block: int, thread: int) -> Thread:
