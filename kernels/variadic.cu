@@ -71,8 +71,9 @@ template <class Op, typename T, typename index_t> constexpr int variadic_general
     sizeof(index_t) == 4 && (sizeof(T) == 2 || sizeof(T) == 4) ? 8 : GENERAL_EPT;
 
 // One tile (Acc::ELEMENTS a thread) of inputs 1 .. nin, nin <= MAXIN (inputs past MAXIN are never touched).
-// STREAM (a fold in lane tiles): each input folded into the result as it comes, one input's
-// elements live at a time (the registers that let a lane take 2 tiles); else every input is loaded
+// STREAM (the general kernel's folds): each input folded into the result as it comes, one input's
+// elements live at a time (the registers that let a lane take 2 tiles; a kernel's registers are
+// its largest branch's, so the launches of many inputs stream too); else every input is loaded
 // first, all of a thread's loads in flight together.
 template <class Op, typename T, int MAXIN = MAX_VARIADIC, bool STREAM = false> struct VariadicBody {
   static_assert(MAXIN >= 4 && MAXIN <= MAX_VARIADIC, "Axpby takes 4 inputs");

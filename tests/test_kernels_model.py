@@ -216,4 +216,5 @@ def test_the_table_has_a_cell_per_column():
     r = model.predict("sum4", "float32")
     header, _, line = model.table([r], {"sum4": 0.74}).splitlines()
     assert header.count("|") == line.count("|") and "| load B in flight/thread |" in header
-    assert f"| {r.occupancy:.0%} | {r.inflight_bytes:.0f} | {r.instr_per_elem:.1f} |" in line and line.endswith(" 0.74 |")
+    assert f"| {r.occupancy:.0%} | {r.inflight_bytes:.0f} | {r.instr_per_elem:.1f} |" in line
+    assert line.endswith(" 0.74 |")
