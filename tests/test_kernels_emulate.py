@@ -669,7 +669,9 @@ def test_lane_chunks_every_operand_kind(shape, dtype, backends):
             _same("subtract", out, gb.subtract(column, x, backend="numpy"), dt)
             _same("negative", gb.negative(x, backend=be), gb.negative(x, backend="numpy"), dt)
             xs = [x, row, column, full]
-            _same("sum", apply(ops.get("sum"), xs, backend=be), apply(ops.get("sum"), xs, backend="numpy"), dt)
+            for fold in ("sum", "mean", "max"):      # the variadic folds stream their inputs (VariadicBody)
+                if dt.kind in ops.get(fold).accepts:
+                    _same(fold, apply(ops.get(fold), xs, backend=be), apply(ops.get(fold), xs, backend="numpy"), dt)
         for y in (row, misaligned, column, every_other):
             assert np.array_equal(gb.broadcast_to(y, shape, backend=be), np.broadcast_to(y, shape), equal_nan=True)
         took = {_lane_chunks(lc) for lc in backends[be].launches[first:] if "_general<" in lc.name}
