@@ -182,6 +182,9 @@ template <int NARGS, typename index_t> struct OffsetCalc {
   Divider<index_t> dim[MAX_DIMS];         // coalesced sizes, innermost first
   offset_t stride[MAX_DIMS][NARGS];       // element strides, innermost first (may be 0 or < 0)
   offset_t chunk_step[NARGS];             // LANE_CHUNKS: offset from a lane's chunk to its next (the host's)
+  Divider<u32> tile_grid[2];              // SHARED_TILES: column blocks ceil(n0 / TILE_COLS), row blocks
+                                          // ceil(n1 / TILE_ROWS) (the host's; else 1): tile coordinates
+                                          // by multiply-high, no division (fewer than 2^31 tiles)
 
   // Dim d of linear index i (the dims inside it divided out): its coordinate's offsets added to
   // off, i divided by its size; returns the coordinate.
@@ -658,15 +661,8 @@ template <int NIN, int EPT, typename index_t, typename Calc, typename Body>
 GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body) {
   constexpr int Q = TILE_COLS / EPT, ROWS = TileAccess<NIN, EPT, index_t>::TILE_ROWS;
   const index_t n0 = calc.dim[0].divisor, n1 = calc.dim[1].divisor;
-  // tile coordinates in 32 bits (the host: fewer than 2^32 tiles), no 64-bit division per tile
-  const u32 cbs = (u32)((n0 + TILE_COLS - 1) / TILE_COLS), rbs = (u32)((n1 + ROWS - 1) / ROWS);
-  u32 outer = 1;
-#pragma unroll 1
-  for (int d = 2; d < calc.ndim; ++d) outer *= (u32)calc.dim[d].divisor;
-  const u32 tiles = outer * rbs * cbs;
   const int row = (int)threadIdx.x / Q, col = (int)threadIdx.x % Q * EPT;
-  for (u32 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const u32 cb = tile % cbs, rest = tile / cbs, rb = rest % rbs, o = rest / rbs;
+  auto run = [&](u32 cb, u32 rb, u32 o) {        // tile (o, rb, cb)
     const index_t r0 = (index_t)rb * (index_t)ROWS, c0 = (index_t)cb * (index_t)TILE_COLS;
     const int rows = n1 - r0 < (index_t)ROWS ? (int)(n1 - r0) : ROWS;
     const int cols = n0 - c0 < (index_t)TILE_COLS ? (int)(n0 - c0) : TILE_COLS;
@@ -675,6 +671,25 @@ GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body)
     t.step = 1;
     t.count = row < rows && col < cols ? (cols - col < EPT ? cols - col : EPT) : 0;
     body(TileAccess<NIN, EPT, index_t>(h, calc, t, row, col, rows, cols));
+  };
+  u32 outer = 1;
+#pragma unroll 1
+  for (int d = 2; d < calc.ndim; ++d) outer *= (u32)calc.dim[d].divisor;
+  // tile coordinates in 32 bits (the host: fewer than 2^31 tiles)
+  if constexpr (sizeof(index_t) == 4) {          // by the host's dividers (multiply-high)
+    const Divider<u32> &cbs = calc.tile_grid[0], &rbs = calc.tile_grid[1];
+    const u32 tiles = outer * rbs.divisor * cbs.divisor;
+    for (u32 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const u32 rest = cbs.div(tile), o = rbs.div(rest);
+      run(tile - rest * cbs.divisor, rest - o * rbs.divisor, o);
+    }
+  } else {                                       // by division: reading the dividers took the 64-bit
+    const u32 cbs = (u32)((n0 + TILE_COLS - 1) / TILE_COLS);   // binary kernel from 64 to 80 registers
+    const u32 rbs = (u32)((n1 + ROWS - 1) / ROWS), tiles = outer * rbs * cbs;
+    for (u32 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const u32 rest = tile / cbs;
+      run(tile % cbs, rest % rbs, rest / rbs);
+    }
   }
 }
 

@@ -533,8 +533,8 @@ def test_row_tiles_where_shared_tiles_do_not_pay(backends):
     assert np.array_equal(gb.add(a, a[::-1], backend=BE), a + a[::-1])
     assert not any(_shared_tiles(lc) for lc in backends[BE].launches[first:])
     transposed = [(4096, 64, 1), (4096, 1, 64)]                   # output, a transposed input
-    assert launch.shared_tiles((2**31 - 1, 64, 64), transposed, 8)
-    assert not launch.shared_tiles((2**31, 64, 64), transposed, 8)   # 2**32 tiles: 32-bit tile indices
+    assert launch.shared_tiles((2**30 - 1, 64, 64), transposed, 8)
+    assert not launch.shared_tiles((2**30, 64, 64), transposed, 8)   # 2**31 tiles: the u32 dividers' limit
     assert not launch.shared_tiles((64, 64), [(64, 1), (1, 64)], 3)  # ept not dividing 32
 
 

@@ -142,8 +142,10 @@ def test_offset_calc_packing_innermost_first():
     dims = np.frombuffer(blob[8:8 + 12 * launch.MAX_DIMS], np.uint32).reshape(launch.MAX_DIMS, 3)
     at = 8 + 12 * launch.MAX_DIMS
     strides = np.frombuffer(blob[at:at + 12 * launch.MAX_DIMS], np.int32).reshape(launch.MAX_DIMS, 3)
-    steps = np.frombuffer(blob[at + 12 * launch.MAX_DIMS:], np.int32)
+    steps = np.frombuffer(blob[at + 12 * launch.MAX_DIMS:at + 12 * launch.MAX_DIMS + 12], np.int32)
     assert list(steps) == [0, 0, 0]                           # no lane chunks asked for
+    assert list(np.frombuffer(blob[-24:], np.uint32)) == [1, 1, 0, 1, 1, 0]   # no shared tiles: dividers by 1
+    assert len(blob) == at + 12 * launch.MAX_DIMS + 12 + 24
     assert ndim == len(p.coalesced_shape)
     assert list(dims[:ndim, 0]) == list(reversed(p.coalesced_shape))
     assert [tuple(s) for s in strides[:ndim]] == list(zip(*[list(reversed(s)) for s in
@@ -214,3 +216,18 @@ def test_variadic_general_launches_take_8_elements_a_thread_for_few_inputs_of_2_
         assert grid == -(-size // (launch.BLOCK * ept)), (dtype, nin)
     k = catalog.kernels_for(ops.get("sum"), (np.dtype(np.float32),), np.dtype(np.float32))
     assert (k.ept(None), k.ept(32), k.ept(64)) == (4, 8, 4)
+
+
+@pytest.mark.parametrize("blocks", [(1, 1), (3, 7), (2**16 + 1, 2**15 - 3), (2**31 - 1, 1)])
+def test_shared_tile_dividers_give_each_tiles_coordinates(blocks):
+    # kernels/indexing.cuh for_each_shared_tile: tile -> (o, rb, cb) by the packed dividers
+    # ((mulhi(n, magic) + n) >> shift, 32-bit), as division gives them, for tiles up to 2**31 - 1
+    blob = launch.pack_calc((4, 5), ((5, 1), (1, 4)), 32, (), 0, blocks)
+    grid = np.frombuffer(blob[-24:], np.uint32).reshape(2, 3).astype(np.uint64)
+    rng = np.random.default_rng(1)
+    n = np.concatenate([np.arange(64, dtype=np.uint64), np.array([2**31 - 1, 2**31 - 2], np.uint64),
+                        rng.integers(0, 2**31, 10_000, dtype=np.uint64)])
+    for (d, m, sh), divisor in zip(grid, blocks):
+        assert d == divisor
+        q = ((((n * m) >> np.uint64(32)) + n) & np.uint64(2**32 - 1)) >> sh
+        assert np.array_equal(q, n // np.uint64(divisor))

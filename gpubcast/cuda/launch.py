@@ -10,6 +10,8 @@ packing.  The packed argument is the C struct ``gb::Head<NIN>`` (contiguous kern
                      i32 ndim; u32 width; index_t dim[MAX_DIMS][3] (divisor, magic, shift);
                      signed index_t stride[MAX_DIMS][NARGS]   (innermost dim first)
                      signed index_t chunk_step[NARGS]         (LANE_CHUNKS launches, else 0)
+                     u32 tile_grid[2][3] (divisor, magic, shift: SHARED_TILES' column and row
+                     blocks, else 1)
     General<NIN, index_t> = Head<NIN> then OffsetCalc<NIN+1, index_t>, padded to 8 bytes.
 
 Operand classes come from the planner (``plan.classes``): contiguous -> CONTIG (vector
@@ -82,15 +84,17 @@ def head_size(nin: int) -> int:
 
 def general_size(nin: int, bits: int) -> int:
     w = bits // 8
-    size = head_size(nin) + 8 + 3 * w * MAX_DIMS + w * (MAX_DIMS + 1) * (nin + 1)
+    size = head_size(nin) + 8 + 3 * w * MAX_DIMS + w * (MAX_DIMS + 1) * (nin + 1) + 24
     return (size + 7) // 8 * 8
 
 
 @functools.lru_cache(maxsize=4096)
-def pack_calc(shape: tuple, strides: tuple, bits: int, chunk_steps: tuple = (), width: int = 0) -> bytes:
+def pack_calc(shape: tuple, strides: tuple, bits: int, chunk_steps: tuple = (), width: int = 0,
+              tile_grid: tuple = (1, 1)) -> bytes:
     """OffsetCalc bytes for coalesced ``shape``, per-argument ``strides`` (output first),
-    ``chunk_steps`` (per argument, LANE_CHUNKS; none: zeros) and ``width`` (LANE_CHUNKS: the
-    innermost size, under PADDED_ROWS ``shape``'s being the padded one; else 0)."""
+    ``chunk_steps`` (per argument, LANE_CHUNKS; none: zeros), ``width`` (LANE_CHUNKS: the
+    innermost size, under PADDED_ROWS ``shape``'s being the padded one; else 0) and ``tile_grid``
+    (SHARED_TILES: the column and row blocks, ``shared_tile_grid``)."""
     nargs = len(strides)
     dims = list(reversed(shape))
     cols = [list(reversed(s)) for s in strides]
@@ -102,7 +106,9 @@ def pack_calc(shape: tuple, strides: tuple, bits: int, chunk_steps: tuple = (), 
     st = [cols[k][d] if d < len(dims) else 0 for d in range(MAX_DIMS) for k in range(nargs)]
     steps = tuple(chunk_steps) or (0,) * nargs
     u, s = ("I", "i") if bits == 32 else ("Q", "q")
-    return struct.pack(f"<iI{3 * MAX_DIMS}{u}{(MAX_DIMS + 1) * nargs}{s}", len(dims), width, *div, *st, *steps)
+    grid = [x for n in tile_grid for x in (n, *magic(n, 32))]
+    return struct.pack(f"<iI{3 * MAX_DIMS}{u}{(MAX_DIMS + 1) * nargs}{s}6I", len(dims), width, *div, *st, *steps,
+                       *grid)
 
 
 @dataclass(frozen=True)
@@ -213,7 +219,8 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
             steps = chunk_steps(shape_of_calc, inner_strides, chunk, lane_ept)
             size = size // width * row
             flags, ept, grid = LANE_CHUNKS | PADDED_ROWS, lane_ept, _grid(size, lane_ept)
-    calc = pack_calc(shape_of_calc, inner_strides, bits, steps, width)
+    tile_grid = shared_tile_grid(inner, ept) if shared else (1, 1)
+    calc = pack_calc(shape_of_calc, inner_strides, bits, steps, width, tile_grid)
     calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     return [_Template(kern.family, name, grid, ept, head, tuple(args),
                       tuple(sum(i * s for i, s in zip(idx, st[:lead])) * isz for st, isz in zip(strides, itemsizes)),
@@ -271,20 +278,26 @@ def shared_tiles(shape, strides, ept: int) -> bool:
     """Whether a general launch takes shared tiles (kernels/indexing.cuh SHARED_TILES): some
     operand (the output included) transposed, at least ``SHARED_MIN`` columns and rows (fewer
     leave most lanes or warps of a tile idle), ``ept`` dividing ``TILE_COLS`` (other kernels
-    ignore the flag) and fewer than 2**32 tiles (the kernel's tile indices are 32-bit).  The
+    ignore the flag) and fewer than 2**31 tiles (the kernel divides its 32-bit tile indices by
+    multiply-high, ``magic``).  The
     variadic kernels never take them (kernels/indexing.cuh for_each_tile).  Any element size and
     any number of operands: the kernel stages one operand at a time through one buffer of
     ``SHARED_BYTES``, in passes when its tile is larger."""
     if len(shape) < 2 or shape[-1] < SHARED_MIN or shape[-2] < SHARED_MIN or TILE_COLS % ept:
         return False
-    return any(transposed(s) for s in strides) and shared_tile_count(shape, ept) < 2**32   # u32 tile indices
+    return any(transposed(s) for s in strides) and shared_tile_count(shape, ept) < 2**31   # u32 tile indices
+
+
+def shared_tile_grid(shape, ept: int) -> tuple[int, int]:
+    """(column blocks, row blocks) of a shared-tile launch over coalesced ``shape``: tiles of
+    TILE_COLS columns by BLOCK * ept / TILE_COLS rows of the two innermost dims."""
+    return -(-shape[-1] // TILE_COLS), -(-shape[-2] // (BLOCK * ept // TILE_COLS))
 
 
 def shared_tile_count(shape, ept: int) -> int:
-    """Tiles of a shared-tile launch over coalesced ``shape``: TILE_COLS columns by
-    BLOCK * ept / TILE_COLS rows of the two innermost dims, for every index of the outer ones."""
-    rows = BLOCK * ept // TILE_COLS
-    return math.prod(shape[:-2]) * -(-shape[-2] // rows) * -(-shape[-1] // TILE_COLS)
+    """Tiles of a shared-tile launch over coalesced ``shape``: ``shared_tile_grid``'s, for every
+    index of the outer dims."""
+    return math.prod(shape[:-2]) * math.prod(shared_tile_grid(shape, ept))
 
 
 def _grid(size: int, ept: int) -> int:
