@@ -184,7 +184,7 @@ template <int NARGS, typename index_t> struct OffsetCalc {
   offset_t chunk_step[NARGS];             // LANE_CHUNKS: offset from a lane's chunk to its next (the host's)
   Divider<u32> tile_grid[2];              // SHARED_TILES: column blocks ceil(n0 / TILE_COLS), row blocks
                                           // ceil(n1 / TILE_ROWS) (the host's; else 1): tile coordinates
-                                          // by multiply-high, no division (fewer than 2^31 tiles)
+                                          // by multiply-high (for_each_shared_tile: where ptxas allows)
 
   // Dim d of linear index i (the dims inside it divided out): its coordinate's offsets added to
   // off, i divided by its size; returns the coordinate.
@@ -675,16 +675,18 @@ GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body)
   u32 outer = 1;
 #pragma unroll 1
   for (int d = 2; d < calc.ndim; ++d) outer *= (u32)calc.dim[d].divisor;
-  // tile coordinates in 32 bits (the host: fewer than 2^31 tiles)
-  if constexpr (sizeof(index_t) == 4) {          // by the host's dividers (multiply-high)
+  // tile coordinates in 32 bits (the host: fewer than 2^31 tiles); by the host's dividers where
+  // ptxas keeps the registers (sm_80, sm_90): with them, the 64-bit binary kernel took 80 (from 64),
+  // where's 8-byte one 80 (from 64), so those keep two divisions a thread
+  if constexpr (sizeof(index_t) == 4 && NIN <= 2) {   // multiply-high
     const Divider<u32> &cbs = calc.tile_grid[0], &rbs = calc.tile_grid[1];
     const u32 tiles = outer * rbs.divisor * cbs.divisor;
     for (u32 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const u32 rest = cbs.div(tile), o = rbs.div(rest);
       run(tile - rest * cbs.divisor, rest - o * rbs.divisor, o);
     }
-  } else {                                       // by division: reading the dividers took the 64-bit
-    const u32 cbs = (u32)((n0 + TILE_COLS - 1) / TILE_COLS);   // binary kernel from 64 to 80 registers
+  } else {                                       // division
+    const u32 cbs = (u32)((n0 + TILE_COLS - 1) / TILE_COLS);
     const u32 rbs = (u32)((n1 + ROWS - 1) / ROWS), tiles = outer * rbs * cbs;
     for (u32 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const u32 rest = tile / cbs;
