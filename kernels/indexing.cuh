@@ -443,7 +443,8 @@ struct Access {
       // registers (occupancy 1/2 -> 3/8), and it runs only outputs of 2^31 elements or more
       constexpr bool ROW_PATHS = sizeof(index_t) == 4;
       if (ROW_PATHS && s == 0 && step == 0) {      // broadcast along the row: one load for the tile
-        const T x = t.count > 0 ? *GB_PTR(q, p, false) : T();   // (shared tiles: a thread may have none)
+        // (shared tiles: a thread may have no element; a row tile runs only with some)
+        const T x = CROSS || LANES || t.count > 0 ? *GB_PTR(q, p, false) : T();
 #pragma unroll
         for (int k = 0; k < EPT; ++k) v[k] = x;
       } else if (ROW_PATHS && LANES && s == 0) {   // broadcast along rows, chunks in other rows: a load a chunk
