@@ -323,6 +323,7 @@ struct Access {
   static_assert(LOCATED >= 1 && LOCATED <= NARGS, "located slots: the output and some inputs");
   static_assert(EPT % CHUNK == 0 && (CHUNK == EPT || (GENERAL && !CROSS)), "lane chunks: general, in rows");
   static constexpr bool LANES = CHUNK < EPT;
+  static constexpr bool ROW_TILE = CROSS || LANES;  // else a shared tile's (TileAccess): a thread may have no element
   static constexpr int CHUNKS = EPT / CHUNK;
   static constexpr int ELEMENTS = EPT;              // a Body's arrays: this thread's elements a tile
   // A full row tile loads a strided input without per-element tests where the kernel has at most 8
@@ -443,8 +444,7 @@ struct Access {
       // registers (occupancy 1/2 -> 3/8), and it runs only outputs of 2^31 elements or more
       constexpr bool ROW_PATHS = sizeof(index_t) == 4;
       if (ROW_PATHS && s == 0 && step == 0) {      // broadcast along the row: one load for the tile
-        // (shared tiles: a thread may have no element; a row tile runs only with some)
-        const T x = CROSS || LANES || t.count > 0 ? *GB_PTR(q, p, false) : T();
+        const T x = ROW_TILE || t.count > 0 ? *GB_PTR(q, p, false) : T();   // (a row tile runs with some)
 #pragma unroll
         for (int k = 0; k < EPT; ++k) v[k] = x;
       } else if (ROW_PATHS && LANES && s == 0) {   // broadcast along rows, chunks in other rows: a load a chunk

@@ -193,8 +193,9 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     name, ept = kern.name(bits), kern.ept(bits)
     shape = tuple(p.coalesced_shape)
     n_used = len(args) - 1
-    if kern.family == "variadic" and general and n_used > catalog.FEW_VARIADIC:
-        ept = catalog.GENERAL_EPT            # kernels/variadic.cu: the launches of many inputs
+    many_inputs = kern.family == "variadic" and general and n_used > catalog.FEW_VARIADIC
+    if many_inputs:
+        ept = catalog.GENERAL_EPT            # kernels/variadic.cu: the launches of many inputs (lane tiles of 1)
     if not general:
         return [_Template(kern.family, name, _grid(p.size, ept), ept, head, tuple(args), (0,) * len(args),
                           p.size, cls_word, 0, n_used, aux, b"")]
@@ -207,13 +208,13 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     grid = max(1, min(MAX_GRID, shared_tile_count(inner, ept))) if shared else _grid(size, ept)  # a block a tile
     flags, steps, shape_of_calc, width = SHARED_TILES if shared else 0, (), inner, 0
     if not shared and bits == 32 and kern.family in LANE_CHUNK_FAMILIES:
-        tiles = 1 if kern.family == "variadic" and n_used > catalog.FEW_VARIADIC else kern.lane_tiles
-        lane_ept = ept * tiles               # kernels/*.cu LANE_EPT
+        lane_tiles = 1 if many_inputs else kern.lane_tiles
+        lane_ept = ept * lane_tiles          # kernels/*.cu LANE_EPT
         chunk = catalog.lane_chunk(lane_ept, *itemsizes)
         steps = chunk_steps(inner, inner_strides, chunk, lane_ept)
         if steps:
             flags, ept, grid, width = LANE_CHUNKS, lane_ept, _grid(size, lane_ept), inner[-1]
-        elif tiles > 1 and (row := padded_row(inner, chunk, lane_ept)) and size // inner[-1] * row < 2**31:
+        elif lane_tiles > 1 and (row := padded_row(inner, chunk, lane_ept)) and size // inner[-1] * row < 2**31:
             # (padded rows cost their idle lanes' issue: they pay where a lane tile holds 2 tiles)
             shape_of_calc, width = inner[:-1] + (row,), inner[-1]
             steps = chunk_steps(shape_of_calc, inner_strides, chunk, lane_ept)
