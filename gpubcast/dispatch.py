@@ -100,6 +100,10 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
         return out
 
     p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
+    if p.out_overlaps_itself and p.size:   # NumPy's values: the inputs read before out is written, in order
+        be.write_in_order(out, apply(op, arrays, rule=rule, axis=axis, axes_mapping=axes_mapping, backend=be.name,
+                             target=target, shape=shape))
+        return out
     slots = None if key is None or widened or not hasattr(be, "prepare") else _scalar_slots(inputs, arrays, loop)
     if slots is not None:
         runner = HOT.note(key, lambda: _prepared(be, op, p, arrays, out_dtype, slots))
@@ -278,12 +282,13 @@ def planning_order(rule: str, n: int, target: int) -> tuple[int, ...] | None:
 
 
 def partial_overlap(be, x, i, p, out) -> bool:
-    """Whether input ``x`` shares memory with ``out`` other than element for element."""
-    if getattr(x, "ndim", 0) == 0 and getattr(x, "size", 1) == 1 and not be.may_share_memory(x, out):
-        return False
+    """Whether input ``x`` shares memory with ``out`` other than element for element: the exception
+    is NumPy's (same address, same strides, same item size, and ``out`` without internal overlap),
+    where each element is read before the same element is written."""
     if not be.may_share_memory(x, out):
         return False
-    return not (be.data_ptr(x) == be.data_ptr(out) and p.strides[i] == p.out_strides)
+    return not (be.data_ptr(x) == be.data_ptr(out) and p.strides[i] == p.out_strides
+                and x.dtype.itemsize == out.dtype.itemsize and not p.out_overlaps_itself)
 
 
 def resolve_types(op: Op, types, dtype=None):

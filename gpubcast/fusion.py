@@ -402,6 +402,8 @@ def _prepared(be, p: Program, args, out, as_tuple: bool):
     if prepare is None or not all(type(x) is np.ndarray or type(x) in backends.DEVICE_ARRAY_TYPES for x in arrays):
         return None
     plan = output_plan(p, arrays, out)
+    if plan.out_overlaps_itself:   # the general path's (``_run``)
+        return None
     base_dtype, base_shape = p.dtype if out is None else out.dtype, plan.out_shape
     base = prepare(p, plan, tuple(x.dtype for x in arrays), base_dtype)
     if base is None:
@@ -520,6 +522,9 @@ def _run(be, p: Program, arrays, out):
             raise TypeError(f"cannot write {p.dtype} results into an out= array of {out.dtype} (casting rule "
                             f"'same_kind')")
     plan = output_plan(p, arrays, out)
+    if plan.out_overlaps_itself and plan.size:   # as dispatch: computed apart, then written in NumPy's order
+        be.write_in_order(out, _run(be, p, arrays, None))
+        return out
     if plan.size and any(dispatch.partial_overlap(be, x, i, plan, out) for i, x in enumerate(arrays)):
         arrays = [be.copy(x) if dispatch.partial_overlap(be, x, i, plan, out) else x for i, x in enumerate(arrays)]
         plan = output_plan(p, arrays, out)    # inputs read before out is written, as dispatch does

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import numpy as np
+
 from .rules import check_options, check_shape, dim_maps
 
 CONTIGUOUS, SCALAR, STRIDED = "contiguous", "scalar", "strided"
@@ -40,6 +42,7 @@ class BroadcastPlan:
     size: int                                  # number of output elements
     index_bits: int                            # 32 or 64: width every offset computation fits in
     dim_maps: tuple[tuple[int | None, ...], ...]   # per operand, per own dim: the output dim it walks (None: broadcast)
+    out_overlaps_itself: bool = False          # two output elements may share memory (``overlaps_itself``)
 
     @property
     def ndim(self) -> int:
@@ -122,7 +125,41 @@ def cached_plan(keys, rule, axis, axes_mapping, out_key) -> BroadcastPlan:
         for s in cstrides)
     reach = max([_reach(shape, s) for s in cstrides] + [_reach(shape, cout), size])
     return BroadcastPlan(rule, out_shape, strides, tuple(out_strides), shape, cstrides, cout, classes,
-                         cout == contiguous, size, 32 if reach <= INT32_LIMIT else 64, walks)
+                         cout == contiguous, size, 32 if reach <= INT32_LIMIT else 64, walks,
+                         out_key is not None and overlaps_itself(out_shape, out_strides))
+
+
+#: outputs of at most this many elements get the exact answer of ``overlaps_itself`` by enumeration
+EXACT_OVERLAP_ELEMENTS = 1 << 16
+
+
+def overlaps_itself(shape, strides) -> bool:
+    """Whether two elements of an array of ``shape`` and element ``strides`` share memory (NumPy's
+    ``solve_may_have_internal_overlap``): a stride-0 dim of extent > 1, a sliding window, ...
+    Exact where the dims nest (each stride, by size, beyond the reach of the smaller ones: no
+    overlap) or the array is small (its offsets enumerated); otherwise True, which only costs a
+    copy where a caller copies on overlap."""
+    dims = sorted((abs(s), n) for n, s in zip(shape, strides) if n != 1)
+    if any(n == 0 for _, n in dims):
+        return False
+    reach = 0
+    for s, n in dims:
+        if s <= reach:
+            break
+        reach += s * (n - 1)
+    else:
+        return False                    # nested: every offset distinct
+    if any(s == 0 for s, _ in dims):
+        return True
+    size = 1
+    for _, n in dims:
+        size *= n
+    if size > EXACT_OVERLAP_ELEMENTS:
+        return True
+    offsets = np.zeros(1, np.int64)
+    for s, n in dims:
+        offsets = (offsets[:, None] + s * np.arange(n, dtype=np.int64)).ravel()
+    return len(np.unique(offsets)) < size
 
 
 def _walks(shape, dmap, out_shape) -> tuple[int | None, ...]:
@@ -178,4 +215,4 @@ def take(p: BroadcastPlan, order: tuple[int, ...]) -> BroadcastPlan:
     pick = lambda seq: tuple(seq[i] for i in order)
     return BroadcastPlan(p.rule, p.out_shape, pick(p.strides), p.out_strides, p.coalesced_shape,
                          pick(p.coalesced_strides), p.coalesced_out_strides, pick(p.classes),
-                         p.out_contiguous, p.size, p.index_bits, pick(p.dim_maps))
+                         p.out_contiguous, p.size, p.index_bits, pick(p.dim_maps), p.out_overlaps_itself)

@@ -9,12 +9,14 @@ shapes and ``out=`` of every wrong kind.  Properties:
   allowed is NumPy's own ``OverflowError`` for a Python int that does not fit the loop dtype;
 - the default backend (Numba) and gpubcast's NumPy reference backend agree: both raise the same
   kind of exception, or both return equal arrays (same dtype, shape, values; ``out=`` and the
-  inputs it may alias hold the same values afterwards);
+  inputs it may alias hold the same values afterwards), on the first call (the general path) and
+  on the second and third calls of the same signature (the prepared runner, the compiled hot path);
 - numpy-rule calls of the NumPy-style binary ops equal NumPy's ufunc wherever NumPy defines a value
   (NumPy raises for an integer to a negative power; gpubcast does not, see API.md).
 
 Examples: 30 per test by default, half the suite's Hypothesis cap (derandomized: the same examples every
-run; 16 tests: one per front end and, for the NumPy-style API, one per kind of ``out=``);
+run; 16 tests: one per front end and, for the NumPy-style API, one per kind of ``out=``), and five
+times as many drawn afresh in ``test_fuzz_deeper`` (``make test-all``);
 ``GPUBCAST_FUZZ_EXAMPLES=5000`` for a long local run (random examples above 200).
 """
 
@@ -434,6 +436,20 @@ def test_fuzz_openvino(data):
     check_call(data, openvino_call())
 
 
+DEEPER = settings(FUZZ, max_examples=5 * EXAMPLES, derandomize=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("front", ["numpy_style", "onnx", "openvino"])
+@DEEPER
+@given(data=st.data())
+def test_fuzz_deeper(front, data):
+    """``make test-all``: random (not derandomized) examples, five times as many, every front end."""
+    calls = {"numpy_style": numpy_style_call, "onnx": onnx_call, "openvino": openvino_call}[front]()
+    kind = data.draw(st.sampled_from(OUT_KINDS), label="out kind") if front == "numpy_style" else "none"
+    check_call(data, calls, kind)
+
+
 def check_call(data, calls, out_kind="none"):
     call = data.draw(calls, label="call")
     reference = run(call, "numpy")
@@ -443,6 +459,8 @@ def check_call(data, calls, out_kind="none"):
     default = run(call, None)
     event(f"{call.label.split('.')[0]}: {type(default[1]).__name__ if default[1] else 'value'}")
     assert_outcomes_agree(call, default, reference, "default backend vs backend='numpy'")
+    for path in ("prepared runner", "compiled hot path"):   # the same signature seen again: its hot paths
+        assert_outcomes_agree(call, run(call, None), reference, f"default backend's {path} vs backend='numpy'")
     if default[1] is not None:
         return
     numpy = numpy_ufunc_outcome(call)

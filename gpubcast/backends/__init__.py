@@ -5,6 +5,7 @@ A backend is an object with
     xp              its array module (numpy or cupy)
     owns(x)         whether ``x`` lives where this backend computes
     asarray(x, dtype=None), empty(shape, dtype), copy(x), copyto(dst, src)
+    write_in_order(dst, src)   copyto into a ``dst`` whose elements share memory (an out= over itself)
     may_share_memory(a, b), data_ptr(x)
     execute(op, plan, inputs, out)
 ``execute`` gets inputs already cast to the op's loop dtypes (0-d arrays for

@@ -96,6 +96,11 @@ class CudaBackend:
         else:
             self.convert(src, dst.dtype, out=dst)
 
+    def write_in_order(self, dst, src):
+        """``copyto`` into a ``dst`` whose elements share memory: the threads of one launch write in no
+        set order, so where the values written to one location differ, one of them stays."""
+        self.copyto(dst, src)
+
     def convert(self, x, dtype, out=None):
         """``x`` converted to ``dtype`` (into ``out``, of ``x``'s shape) by gpubcast's cast kernels, as
         NumPy converts.  Not CuPy's ``astype``/``copyto``: CuPy compiles its kernels with -ftz=true, and
@@ -147,7 +152,7 @@ class CudaBackend:
         hot path, ``dispatch``): the launch templates are chosen once per pattern of host values,
         then each call only packs its addresses and values and launches on the current device and
         stream.  It returns None (the general path runs) for an ``out=`` sharing memory with an input."""
-        if not p.size:
+        if not p.size or p.out_overlaps_itself:   # an out= overlapping itself: the general path's
             return None
         shape, templates = p.out_shape, {}      # templates: per pattern of host values
 
@@ -182,7 +187,7 @@ class CudaBackend:
         operands and packs the launch as ``execute_fused`` does; it returns None (the general path runs)
         for an ``out=`` sharing memory with an input."""
         from ..cuda import fused
-        if not p.size or not fused.fits(program):
+        if not p.size or p.out_overlaps_itself or not fused.fits(program):
             return None
         shape = p.out_shape
 

@@ -31,6 +31,15 @@ class HostArrays:
     def copyto(self, dst, src):
         np.copyto(dst, src, casting="unsafe")
 
+    def write_in_order(self, dst, src):
+        """``src`` into ``dst`` element by element in C order of the index, so that where elements of
+        ``dst`` share memory the last write wins, as in NumPy's ufuncs over C-ordered operands
+        (``np.copyto`` walks ``dst``'s memory order instead)."""
+        with np.nditer([src, dst], flags=["external_loop", "buffered", "growinner", "zerosize_ok", "refs_ok"],
+                       op_flags=[["readonly"], ["writeonly"]], order="C", casting="unsafe") as it:
+            for s, d in it:
+                d[...] = s
+
     def may_share_memory(self, a, b) -> bool:
         return np.may_share_memory(a, b)
 

@@ -557,6 +557,7 @@ class VirtualCupy(types.ModuleType):
             function=function, nvrtc=nvrtc, is_available=lambda: True,
             get_current_stream=lambda: self._stream_stack[-1] if self._stream_stack else self._null,
             runtime=types.SimpleNamespace(getDeviceCount=lambda: device_count), MemoryPointer=MemoryPointer)
+        self.lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=self._as_strided))
         self.random = types.SimpleNamespace(
             standard_normal=lambda size=None, dtype=float: self.asarray(self._rng.standard_normal(size).astype(dtype)),
             random=lambda size=None: self.asarray(self._rng.random(size)))
@@ -615,6 +616,10 @@ class VirtualCupy(types.ModuleType):
 
     def array(self, x, dtype=None, copy=True, order="K", ndmin=0):
         return self.asarray(np.array(_host(x), dtype=dtype, copy=True, order=order, ndmin=ndmin))
+
+    def _as_strided(self, x, shape=None, strides=None):
+        """``cupy.lib.stride_tricks.as_strided``: a view of ``x``'s memory (no bounds checked, as CuPy)."""
+        return self.ndarray._view(x._mem, np.lib.stride_tricks.as_strided(x._a, shape, strides, writeable=True))
 
     def ascontiguousarray(self, x, dtype=None):
         return self.asarray(np.ascontiguousarray(_host(x), dtype=dtype))

@@ -290,8 +290,8 @@ class NumbaBackend(HostArrays):
 
     def _runner_n(self, spec, p, out_dtype):
         """A runner over any number of inputs (``drive_n``: operand addresses in an array)."""
-        if not p.size or any(v is not None for v in spec.views):
-            return None
+        if not p.size or p.out_overlaps_itself or any(v is not None for v in spec.views):
+            return None   # (an out= overlapping itself: the general path computes apart, writes in NumPy's order)
         meta, row, shape = self.meta(p, spec), spec.row, p.out_shape
         empty = host_pool.empty_for(shape, out_dtype)
         parallel = _parallel(p.size)
@@ -314,8 +314,8 @@ class NumbaBackend(HostArrays):
 
     def _runner(self, spec, p, out_dtype, n_in):
         """The runner of ``prepare``: ``spec``'s row function over plan ``p``, ``n_in`` (1..3) inputs."""
-        if not p.size or any(v is not None for v in spec.views):
-            return None
+        if not p.size or p.out_overlaps_itself or any(v is not None for v in spec.views):
+            return None   # (an out= overlapping itself: the general path computes apart, writes in NumPy's order)
         meta = self.meta(p, spec)
         shape, size, empty = p.out_shape, p.size, host_pool.empty_for(p.out_shape, out_dtype)
         row = spec.row

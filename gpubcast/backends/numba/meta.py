@@ -14,7 +14,8 @@ enough slabs for every thread, and non-temporal stores for outputs larger than t
     meta[15:15+nd]                       extents in iteration order (the inner dim last)
     then per operand k, nd strides       element strides of operand k (the output is the last)
     then per operand k: lo_k, hi_k       element offset range it touches (for overlap checks)
-    then per operand k: same_k           1 if it walks memory exactly like the output
+    then per operand k: same_k           1 if it walks memory exactly like the output (which has no
+                                         internal overlap): in place, element for element
     then per operand k: align_k          required address alignment in bytes
     then per operand k: size_k           item size in bytes
 """
@@ -121,7 +122,7 @@ def iteration_meta(p, spec, parallel: bool) -> np.ndarray:
         lo = sum(min(0, (e - 1) * x) for e, x in zip(shape, s))
         hi = sum(max(0, (e - 1) * x) for e, x in zip(shape, s)) + 1
         ext += [lo, hi]
-        same.append(int(s == sets[-1] and unit[k] == unit[-1]))
+        same.append(int(s == sets[-1] and unit[k] == unit[-1] and not p.out_overlaps_itself))
         align.append(np.dtype(spec.raws[k]).alignment)
     flat = head + shape + [x for s in sets for x in s] + ext + same + align + unit
     return np.array(flat, dtype=np.int64)
