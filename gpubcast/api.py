@@ -15,11 +15,12 @@ import operator
 
 import numpy as np
 
-from . import compiled_calls, ops
+from . import backends, compiled_calls, ops
 from . import dtypes as _dt
 from .dtypes import is_python_scalar
 from .dispatch import apply
-from .rules import check_shape
+from .hot_calls import OptionTables
+from .rules import check_options, check_shape
 
 #: ``broadcast=`` values of the elementwise functions; ``mode=`` values of ``broadcast_to``
 BROADCASTS = ("numpy", "pdpd", "none")
@@ -33,16 +34,32 @@ def _rule(broadcast: str) -> str:
     return broadcast
 
 
+def _table(tables: OptionTables, options):
+    """The compiled table of ``options`` (None for an unhashable option: the general path says what
+    is wrong with it)."""
+    try:
+        return tables[options]
+    except TypeError:
+        return None
+
+
 def _binary(op: ops.Op):
-    table = compiled_calls.table_for(op.name)
+    tables = OptionTables(op.name)
+    by_rule = {rule: tables[rule, -1, None, None] for rule in BROADCASTS}   # the default options of each rule
 
     def f(x1, x2, /, out=None, *, broadcast="numpy", axis=-1, dtype=None, backend=None):
-        if broadcast == "numpy" and dtype is None and backend is None:  # the compiled hot path first
+        # the compiled hot path first, with the table of this option set (an int axis: a bool one is
+        # the general path's error; backend= naming the default backend is the default)
+        if type(axis) is int and axis == -1 and dtype is None and (backend is None or backend == backends.DEFAULT_CPU):
+            table = by_rule.get(broadcast) if type(broadcast) is str else None
+        else:
+            table = _table(tables, (broadcast, axis, dtype, backend)) if type(axis) is int else None
+        if table is not None:
             result = compiled_calls.call(table, out, x1, x2)
             if result is not None:
                 return result
-            return apply(op, (x1, x2), axis=axis, out=out, table=table)
-        return apply(op, (x1, x2), rule=_rule(broadcast), axis=axis, out=out, dtype=dtype, backend=backend)
+        return apply(op, (x1, x2), rule=_rule(broadcast), axis=axis, out=out, dtype=dtype, backend=backend,
+                     table=table)
 
     f.__name__ = f.__qualname__ = op.name
     f.__doc__ = (f"{op.doc}, elementwise with broadcasting.\n\n"
@@ -64,15 +81,19 @@ for _name in NUMPY_STYLE_BINARY:
 
 
 def _unary(op: ops.Op):
-    table = compiled_calls.table_for(op.name)
+    tables = OptionTables(op.name)
+    default = tables[None, None]
 
     def f(x, /, out=None, *, dtype=None, backend=None):
-        if dtype is None and backend is None:  # the compiled hot path first
+        if dtype is None and (backend is None or backend == backends.DEFAULT_CPU):
+            table = default
+        else:
+            table = _table(tables, (dtype, backend))
+        if table is not None:  # the compiled hot path first
             result = compiled_calls.call(table, out, x)
             if result is not None:
                 return result
-            return apply(op, (x,), out=out, table=table)
-        return apply(op, (x,), out=out, dtype=dtype, backend=backend)
+        return apply(op, (x,), out=out, dtype=dtype, backend=backend, table=table)
 
     f.__name__ = f.__qualname__ = op.name
     f.__doc__ = (f"{op.doc}, elementwise.\n\n"
@@ -133,33 +154,20 @@ def cast(x, dtype, /, out=None, *, backend=None):
 
     A float that is nan or out of the integer dtype's range converts to an undefined value, as
     in C, NumPy (which warns) and ONNX."""
-    if backend is None:  # the compiled hot path first: one table per target dtype
-        table = _cast_table(dtype, make=False)
-        if table is not None:
-            result = compiled_calls.call(table, out, x)
-            if result is not None:
-                return result
+    table = _table(_CAST_TABLES, (dtype, backend))   # one per target dtype as given (a type, a dtype, a str)
+    if table is not None:  # the compiled hot path first
+        result = compiled_calls.call(table, out, x)
+        if result is not None:
+            return result
     if dtype is None:
         raise TypeError("cast: dtype is required, e.g. cast(x, numpy.float32)")
     if is_python_scalar(x):   # as NumPy holds it, then converted: np.asarray(x).astype(dtype)
         x = np.asarray(x)
-    table = _cast_table(dtype) if backend is None else None
     return apply(_CAST, (x,), out=out, dtype=dtype, backend=backend, table=table)
 
 
 _CAST = ops.get("cast")
-#: cast's compiled tables by ``dtype=`` as given (a type, a dtype or a string: each its own table)
-_CAST_TABLES: dict = {}
-
-
-def _cast_table(dtype, make: bool = True):
-    try:
-        table = _CAST_TABLES.get(dtype)
-    except TypeError:  # an unhashable dtype= (the general path says what is wrong with it)
-        return None
-    if table is None and make and len(_CAST_TABLES) < 256:
-        table = _CAST_TABLES[dtype] = compiled_calls.table_for(f"cast to {dtype}")
-    return table
+_CAST_TABLES = OptionTables("cast")
 
 
 def clip(x, /, min=None, max=None, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names
@@ -201,21 +209,33 @@ def where(condition, x, y, /, out=None, *, broadcast="numpy", axis=-1, backend=N
     and ``y`` are each placed onto it at ``axis``.
     """
     if broadcast == "numpy" and backend is None:  # the compiled hot path first
-        result = compiled_calls.call(_WHERE_TABLE, out, condition, x, y)
+        table = _WHERE_TABLE
+    else:
+        table = _table(_WHERE_TABLES, (broadcast, axis, backend)) if type(axis) is int else None
+    if table is not None:
+        result = compiled_calls.call(table, out, condition, x, y)
         if result is not None:
             return result
-        return apply(_WHERE, (condition, x, y), axis=axis, out=out, target=1, table=_WHERE_TABLE)
-    return apply(_WHERE, (condition, x, y), rule=_rule(broadcast), axis=axis, out=out, backend=backend, target=1)
+    return apply(_WHERE, (condition, x, y), rule=_rule(broadcast), axis=axis, out=out, backend=backend, target=1,
+                 table=table)
 
 
 _WHERE = ops.get("where")
-_WHERE_TABLE = compiled_calls.table_for("where")
+_WHERE_TABLE, _WHERE_TABLES = compiled_calls.table_for("where"), OptionTables("where")
 
 
 def prelu(x, slope, /, out=None, *, backend=None):
     """``x`` where ``x >= 0``, else ``slope * x``; ``slope`` broadcasts unidirectionally to ``x``
     (ONNX PRelu: the result always has ``x``'s shape)."""
-    return apply(ops.get("prelu"), (x, slope), rule="unidirectional", out=out, backend=backend)
+    table = _table(_PRELU_TABLES, backend)
+    if table is not None:
+        result = compiled_calls.call(table, out, x, slope)
+        if result is not None:
+            return result
+    return apply(_PRELU, (x, slope), rule="unidirectional", out=out, backend=backend, table=table)
+
+
+_PRELU, _PRELU_TABLES = ops.get("prelu"), OptionTables("prelu")
 
 
 def _target_shape(shape) -> tuple[int, ...]:
@@ -244,15 +264,31 @@ def broadcast_to(x, shape, *, mode="numpy", axes_mapping=None, axis=-1, out=None
         raise ValueError(f"mode={mode!r} is not a broadcast_to mode; choose one of {', '.join(map(repr, MODES))}")
     if mode != "explicit" and axes_mapping is not None:
         raise ValueError(f"axes_mapping is only used with mode='explicit', not mode={mode!r}")
-    return apply(ops.get("copy"), (_data(x),), rule=MODES[mode], axis=axis, axes_mapping=axes_mapping, out=out,
-                 backend=backend, shape=_target_shape(shape))
+    rule, shape = MODES[mode], _target_shape(shape)
+    if axes_mapping is not None or type(axis) is not int:   # as the planner holds them (a tuple of ints)
+        rule, axis, axes_mapping = check_options(rule, axis, axes_mapping)
+    return _move(x, shape, rule, axis, axes_mapping, out, backend)
 
 
 def expand(x, shape, *, out=None, backend=None):
     """ONNX Expand: ``x`` broadcast bidirectionally with ``shape`` (numpy rule of the two;
     the result may differ from ``shape`` when it holds 1s or is shorter than x's rank)."""
-    return apply(ops.get("copy"), (_data(x),), rule="bidirectional", out=out, backend=backend,
-                 shape=_target_shape(shape))
+    return _move(x, _target_shape(shape), "bidirectional", -1, None, out, backend)
+
+
+def _move(x, shape, rule, axis, axes_mapping, out, backend):
+    """``copy`` of ``x`` onto target ``shape`` under ``rule`` (options validated), the compiled hot path
+    first: one table per (rule, shape, axis, axes_mapping, backend)."""
+    table = _table(_MOVE_TABLES, (rule, shape, axis, axes_mapping, backend))
+    if table is not None:
+        result = compiled_calls.call(table, out, x)
+        if result is not None:
+            return result
+    return apply(_COPY, (_data(x),), rule=rule, axis=axis, axes_mapping=axes_mapping, out=out, backend=backend,
+                 shape=shape, table=table)
+
+
+_COPY, _MOVE_TABLES = ops.get("copy"), OptionTables("broadcast_to")
 
 
 # --- activations (issue #22): x and its parameters, each a Python scalar or a tensor broadcast to x ---
@@ -276,8 +312,14 @@ def _activation(op: ops.Op, params):
                 values[k] = kwargs.pop(name)
         if kwargs:
             raise TypeError(f"{op.name}() got an unexpected keyword argument {next(iter(kwargs))!r}")
-        rule = "unidirectional" if names else "numpy"
-        return apply(op, (x, *values), rule=rule, out=out, dtype=dtype, backend=backend)
+        table = _table(tables, (dtype, backend))
+        if table is not None and len(values) <= 2:   # the compiled hot path first (up to 3 operands)
+            result = compiled_calls.call(table, out, x, *values)
+            if result is not None:
+                return result
+        return apply(op, (x, *values), rule=rule, out=out, dtype=dtype, backend=backend, table=table)
+
+    rule, tables = "unidirectional" if names else "numpy", OptionTables(op.name)
 
     signature = ", ".join(["x", *(f"{n}={d!r}" for n, d in params), "/"]) if params else "x, /"
     f.__name__ = f.__qualname__ = op.name
@@ -309,7 +351,15 @@ def gelu(x, /, approximate="none", out=None, *, dtype=None, backend=None):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     op = ops.get("gelu" if approximate == "none" else "gelu_tanh")
-    return apply(op, (x,), out=out, dtype=dtype, backend=backend)
+    table = _table(_GELU_TABLES, (op.name, dtype, backend))
+    if table is not None:  # the compiled hot path first
+        result = compiled_calls.call(table, out, x)
+        if result is not None:
+            return result
+    return apply(op, (x,), out=out, dtype=dtype, backend=backend, table=table)
+
+
+_GELU_TABLES = OptionTables("gelu")
 
 
 #: the functions this module defines (``from gpubcast.api import *``: these and nothing else)

@@ -119,10 +119,12 @@ def _build():
 
 
 def register(table: dict, out, inputs, driver: int, row: int, meta: int, slots, out_dtype, out_shape,
-             keep) -> bool:
+             keep, cast_out: bool = False) -> bool:
     """Add the entry of this call (``out``, ``inputs``, as passed): ``driver(row, p0..p3, meta)`` (0:
     NumPy's cast), ``slots`` per input (None: an array as it is; else the loop dtype of a scalar).
     Whether it was added (no library, no key, or a scalar C does not convert: not)."""
+    if cast_out or not all(dt is None or isinstance(dt, np.dtype) for dt in slots):
+        return False   # an array converted at call time, a result converted into out=: the Python runner's
     if not load() or len(inputs) > 3 or not driver and any(dt is not None for dt in slots):
         return False   # NumPy's cast (driver 0) takes an array only
     k = key(out, *inputs)

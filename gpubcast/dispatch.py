@@ -19,13 +19,15 @@ later calls with the same signature go straight to it.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from . import backends, compiled_calls
 from . import dtypes as _dt
 from .hot_calls import HotCalls
 from .ops import Op
-from .plan import plan as make_plan, take
+from .plan import overlaps_itself as _overlaps_itself, plan as make_plan, take
 
 
 def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=None, out=None,
@@ -39,7 +41,9 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
     entry once it has a runner C can run.
     """
     runner = None
-    if len(inputs) == 2 and type(inputs[0]) is _ndarray and type(inputs[1]) is _ndarray:
+    if type(axis) is not int:   # a bool axis is equal to an int one as a key, but the general path rejects it
+        key = None
+    elif len(inputs) == 2 and type(inputs[0]) is _ndarray and type(inputs[1]) is _ndarray:
         a, b = inputs  # the hot path's key for two arrays, inline (see _fast_key)
         if out is None:
             key = (op.name, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, rule, axis,
@@ -96,7 +100,16 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
         if tuple(out.shape) != tuple(result.shape):
             raise ValueError(f"{op.name}: out= has shape {tuple(out.shape)}, but the result has shape "
                              f"{tuple(result.shape)}")
+        if overlaps_itself(out):
+            be.write_in_order(out, result)
+            return out
         be.copyto(out, result)
+        slots = None if key is None or widened or not hasattr(be, "prepare") else _input_slots(inputs, arrays, loop)
+        if slots is not None and result.size:  # a runner computing into a new array, then NumPy's cast into out=
+            p = plan_for(arrays, rule, axis, axes_mapping, None, target, shape)
+            runner = HOT.note(key, lambda: _prepared(be, op, p, arrays, out_dtype, slots, cast_out=True))
+            if runner is not None and table is not None and hasattr(runner, "compiled"):
+                compiled_calls.register(table, out, inputs, *runner.compiled)
         return out
 
     p = plan_for(arrays, rule, axis, axes_mapping, out, target, shape)
@@ -104,7 +117,7 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
         be.write_in_order(out, apply(op, arrays, rule=rule, axis=axis, axes_mapping=axes_mapping, backend=be.name,
                              target=target, shape=shape))
         return out
-    slots = None if key is None or widened or not hasattr(be, "prepare") else _scalar_slots(inputs, arrays, loop)
+    slots = None if key is None or widened or not hasattr(be, "prepare") else _input_slots(inputs, arrays, loop)
     if slots is not None:
         runner = HOT.note(key, lambda: _prepared(be, op, p, arrays, out_dtype, slots))
         if runner is not None:  # the second sighting: prepared now
@@ -184,51 +197,79 @@ def _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target,
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
 
 
-def _scalar_slots(inputs, arrays, loop):
+class Cast(NamedTuple):
+    """The slot of an input array that the call converts to ``dtype`` (``dtype=``, mixed types)."""
+    dtype: np.dtype
+
+
+def _input_slots(inputs, arrays, loop):
     """Per input of a call that may get a runner: None for an array passed as it is, the loop dtype
-    of a scalar (converted at call time); None overall when an array needed a cast or a copy."""
+    of a scalar (converted at call time), ``Cast(loop dtype)`` for an array the general path converted
+    (``be.asarray(x, dtype)``, again at call time); None overall for anything else."""
     slots = []
     for x, a, dt in zip(inputs, arrays, loop):
         if a is x:
             slots.append(None)
         elif type(x) in _PYTHON_SCALARS or isinstance(x, np.generic):
             slots.append(dt)
+        elif type(x) is _ndarray or type(x) in backends.DEVICE_ARRAY_TYPES:
+            slots.append(Cast(dt))
         else:
             return None
     return tuple(slots)
 
 
-def _prepared(be, op, p, arrays, out_dtype, slots):
-    """The backend's runner for this signature, taking its scalars by value (``_with_scalars``); with
+def _prepared(be, op, p, arrays, out_dtype, slots, cast_out: bool = False):
+    """The backend's runner for this signature, taking its scalars by value and converting its arrays
+    as the general path does (``_with_conversions``); with ``cast_out``, it computes into a new array
+    and converts that into the ``out=`` it is given (NumPy's cast, as the general path).  With
     ``compiled`` (``compiled_calls.register``'s arguments after the call's own) where the backend
     described it to C as ``native`` (driver, row, meta addresses)."""
     inner = be.prepare(op, p, tuple(x.dtype for x in arrays), out_dtype)
-    runner = _with_scalars(inner, slots)
+    runner = _with_conversions(be, inner, slots)
+    if runner is not None and cast_out:
+        runner = _into_out(be, runner)
     native = getattr(inner, "native", None)
     if native is not None:  # runner: a function made for this signature (its attribute is this call's)
-        runner.compiled = (*native, slots, out_dtype, p.out_shape, inner)
+        runner.compiled = (*native, slots, out_dtype, p.out_shape, inner, cast_out)
     return runner
 
 
-def _with_scalars(runner, slots):
-    """``runner`` for calls whose scalars change value: each converted to its loop dtype as the general
-    path converts it (NumPy's conversion); a Python int beyond its loop dtype goes to the general path
-    (NumPy's OverflowError there)."""
+def _into_out(be, runner):
+    """``runner`` computing into a new array, then converted into ``out`` (never None here)."""
+    copyto = be.copyto
+
+    def into_out(inputs, out):
+        result = runner(inputs, None)
+        if result is None:
+            return None
+        copyto(out, result)
+        return out
+    return into_out
+
+
+def _with_conversions(be, runner, slots):
+    """``runner`` for calls whose scalars change value and whose arrays need converting: each scalar
+    converted to its loop dtype as the general path converts it (NumPy's conversion), each ``Cast``
+    array by ``be.asarray``; a Python int beyond its loop dtype goes to the general path (NumPy's
+    OverflowError there)."""
     if runner is None or not any(dt is not None for dt in slots):
         return runner
-    fits, asarray = _dt.fits, np.asarray
+    fits, asarray, convert = _dt.fits, np.asarray, be.asarray
 
-    def with_scalars(inputs, out):
+    def with_conversions(inputs, out):
         converted = []
         for x, dt in zip(inputs, slots):
             if dt is None:
                 converted.append(x)
+            elif type(dt) is Cast:
+                converted.append(convert(x, dtype=dt.dtype))
             elif type(x) is int and not fits(x, dt):
                 return None
             else:
                 converted.append(asarray(x, dt))
         return runner(converted, out)
-    return with_scalars
+    return with_conversions
 
 
 def compare_out_of_range(arrays, types, loop):
@@ -279,6 +320,11 @@ def planning_order(rule: str, n: int, target: int) -> tuple[int, ...] | None:
     if rule == "pdpd" and target:
         return (target,) + tuple(i for i in range(n) if i != target)
     return None
+
+
+def overlaps_itself(x) -> bool:
+    """Whether elements of array ``x`` share memory (an out= over itself)."""
+    return _overlaps_itself(x.shape, x.strides, x.itemsize)
 
 
 def partial_overlap(be, x, i, p, out) -> bool:

@@ -63,6 +63,29 @@ class HotCalls:
         self.runners.clear()
 
 
+#: option sets a function keeps compiled tables for before it starts over (``OptionTables``)
+MAX_OPTION_SETS = 64
+
+
+class OptionTables(dict):
+    """A function's ``compiled_calls`` tables by option set: ``tables[options]`` is the table of calls
+    with those options (``broadcast``, ``axis``, ``dtype=``, ``backend=``, a target shape, ...), made
+    on first use; options must be hashable and equal only where they mean the same (an int axis, not
+    a bool: callers check).  Bounded: when full, it starts over."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def __missing__(self, options):
+        if len(self) >= MAX_OPTION_SETS:
+            self.clear()
+        table = self[options] = compiled_calls.table_for(f"{self.name} {options!r}")
+        return table
+
+
 def forget_all() -> None:
     """Forget every runner of every ``HotCalls`` and every compiled entry: what a backend prepared
     must not serve calls after that backend was replaced (``backends.registered``)."""

@@ -133,8 +133,9 @@ def cached_plan(keys, rule, axis, axes_mapping, out_key) -> BroadcastPlan:
 EXACT_OVERLAP_ELEMENTS = 1 << 16
 
 
-def overlaps_itself(shape, strides) -> bool:
-    """Whether two elements of an array of ``shape`` and element ``strides`` share memory (NumPy's
+def overlaps_itself(shape, strides, itemsize: int = 1) -> bool:
+    """Whether two elements of an array of ``shape``, ``strides`` and ``itemsize`` (strides and size in
+    one unit: elements and 1, or bytes and the item's bytes) share memory (NumPy's
     ``solve_may_have_internal_overlap``): a stride-0 dim of extent > 1, a sliding window, ...
     Exact where the dims nest (each stride, by size, beyond the reach of the smaller ones: no
     overlap) or the array is small (its offsets enumerated); otherwise True, which only costs a
@@ -144,11 +145,11 @@ def overlaps_itself(shape, strides) -> bool:
         return False
     reach = 0
     for s, n in dims:
-        if s <= reach:
+        if s < reach + itemsize:
             break
         reach += s * (n - 1)
     else:
-        return False                    # nested: every offset distinct
+        return False                    # nested: every element's bytes apart
     if any(s == 0 for s, _ in dims):
         return True
     size = 1
@@ -159,7 +160,7 @@ def overlaps_itself(shape, strides) -> bool:
     offsets = np.zeros(1, np.int64)
     for s, n in dims:
         offsets = (offsets[:, None] + s * np.arange(n, dtype=np.int64)).ravel()
-    return len(np.unique(offsets)) < size
+    return bool(np.diff(np.sort(offsets)).min(initial=itemsize) < itemsize)
 
 
 def _walks(shape, dmap, out_shape) -> tuple[int | None, ...]:

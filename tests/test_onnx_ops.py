@@ -38,6 +38,7 @@ def applied(monkeypatch):
 
     monkeypatch.setattr(gx, "apply", spy)
     monkeypatch.setattr(gpubcast.api, "apply", spy)
+    monkeypatch.setattr(gpubcast.onnx.constraints, "apply", spy)   # the operators' hot path (hot_path)
     return calls
 
 

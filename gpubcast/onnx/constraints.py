@@ -20,6 +20,7 @@ import functools
 import numpy as np
 
 from .. import compiled_calls
+from ..hot_calls import OptionTables
 from ..dispatch import apply
 from ..dtypes import bfloat16, is_python_scalar, result_type, weak_type
 
@@ -96,21 +97,26 @@ _DTYPES = (*(np.dtype(t) for t in "?bhilqBHILQefdFD"), bfloat16)
 
 
 def hot_path(label: str, op, allowed: frozenset):
-    """A front-end function's hot path: ``run(*arrays)`` computes ``op`` over exact NumPy arrays of one
-    dtype that type constraint ``allowed`` names (NumPy broadcasting, the default backend) through the
-    compiled hot path (``gpubcast.compiled_calls``), or ``apply`` keeping its entry; None for any
-    other operands (the function then checks them and takes its general path)."""
-    table = compiled_calls.table_for(label)
+    """A front-end function's hot path: ``run(*arrays, rule="numpy", axis=-1)`` computes ``op`` over
+    exact NumPy arrays of one dtype that type constraint ``allowed`` names (broadcast under ``rule``, a
+    rule name as the planner spells it, on the default backend) through the compiled hot path
+    (``gpubcast.compiled_calls``: a table per rule and axis), or ``apply`` keeping its entry; None for
+    any other operands or options (the function then checks them and takes its general path)."""
+    tables = OptionTables(label)
+    default = tables["numpy", -1]
     accepted = frozenset(dt for dt in _DTYPES if type_name(dt) in allowed)
     nd = np.ndarray
 
-    def run(*xs):
+    def run(*xs, rule="numpy", axis=-1):
         first = xs[0]
         if type(first) is not nd or first.dtype not in accepted:
             return None
         for x in xs[1:]:
             if type(x) is not nd or x.dtype != first.dtype:
                 return None
-        result = compiled_calls.call(table, None, *xs)
-        return result if result is not None else apply(op, xs, table=table)
+        if type(axis) is not int or type(rule) is not str:   # (a bool axis: the general path's error)
+            return None
+        table = default if rule == "numpy" and axis == -1 else tables[rule, axis]
+        result = compiled_calls.call(table, None, *xs) if len(xs) <= 3 else None
+        return result if result is not None else apply(op, xs, rule=rule, axis=axis, table=table)
     return run
