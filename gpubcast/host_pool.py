@@ -7,20 +7,30 @@ gpubcast keeps the blocks of its freed large outputs (up to a limit) and hands t
 already paged in.
 
 How: a block is a ``uint8`` array from ``numpy.empty`` that only the pool holds.  An output of at
-least ``MIN_BYTES`` is a view of a block through a ``_Lease``, a small object that exposes the
-block's memory (``__array_interface__``) and holds nothing.  NumPy's base collapse stops at an
-array whose base is not an array, so the output and every view made of it hold the lease, and
-the lease dies exactly when the last array on the block does; a weak reference to it then
-returns the block.  Weak-reference callbacks run with any exception in flight saved and
-restored by CPython, so an output freed while an exception unwinds is safe (an allocator
-callback written in Python is not: ctypes reports the pending exception as its own error).
+least ``MIN_BYTES`` (and at most the limit: a larger block could never be kept) is a view of a
+block through a ``_Lease``, a small object that exposes the block's memory
+(``__array_interface__``) and holds nothing.  NumPy's base collapse stops at an array whose base
+is not an array, so the output and every view made of it hold the lease, and the lease dies
+exactly when the last array on the block does.
+
+Its weak reference, a ``_Ticket`` that holds the block, then has CPython queue it: the callback is
+the queue's own ``append``, C code, so no Python code runs when an output dies.  A callback in
+Python could be cut short by a Ctrl-C (a signal handler runs at a Python function's first
+instruction): CPython reports an exception there as "unraisable" and drops it, so the
+KeyboardInterrupt was lost and the lease stayed lent for good.  With nothing to interrupt, a
+pending Ctrl-C reaches the caller's next line, and an output freed while an exception unwinds
+leaves that exception alone (an allocator callback written in Python does not: ctypes reports the
+pending exception as its own error).  The pool takes the queued blocks back under its lock at its
+next operation: any gpubcast output allocation or pool method; until then a freed output's block
+is held, not freed.
 
 Only plain data comes from the pool: an output whose dtype holds Python objects (``hasobject``:
 object arrays, records with an object field) is ``numpy.empty``'s, which fills it with ``None``.
 
 Bookkeeping survives an exception at any line (a Ctrl-C, a signal handler's exception): the free
-blocks are the only state, and their byte count is derived from them, never kept beside them; a
-step that is cut short at worst drops a block (NumPy frees it), it never miscounts one.
+blocks are the only count, derived from them, never kept beside them; a ticket leaves the lent
+ones before it leaves the queue, so a take-back cut short is finished by the next; a step that is
+cut short at worst drops a block (NumPy frees it), it never miscounts one or leaves one lent.
 
 ``host_memory_pool()`` is the pool (its methods are CuPy's ``MemoryPool``'s); the limit comes from
 ``GPUBCAST_HOST_POOL_LIMIT`` (bytes; 0 turns the pool off) and defaults to ``DEFAULT_LIMIT`` (a value
@@ -29,6 +39,7 @@ that is not a whole number >= 0 warns and keeps the default).
 
 from __future__ import annotations
 
+import collections
 import math
 import os
 import threading
@@ -75,6 +86,11 @@ class _Lease:
         self.__array_interface__ = interface
 
 
+class _Ticket(weakref.ref):
+    """A lease's weak reference that holds the lease's block: CPython queues it when the lease dies."""
+    __slots__ = ("block",)
+
+
 def _interface(block: np.ndarray) -> dict:
     """The ``__array_interface__`` of a block's whole memory (read by NumPy, never changed)."""
     return {"shape": block.shape, "typestr": "|u1", "version": 3, "data": (block.ctypes.data, False)}
@@ -86,17 +102,20 @@ class HostMemoryPool:
     A block is a pair: a ``uint8`` array that only the pool holds, and its ``_interface``."""
 
     def __init__(self, limit: int):
-        self._lock = threading.RLock()   # reentrant: a garbage collection inside may return a block
+        self._lock = threading.RLock()   # reentrant: the public methods take blocks back under it too
         self._blocks: dict = {}          # block bytes -> free blocks of that size (the only count kept)
-        self._leases: dict = {}          # id(weak reference) -> the weak reference of a lent block
+        self._lent: dict = {}            # id(ticket) -> the ticket of a lent block (keeps its callback alive)
+        self._returned = collections.deque()   # tickets of dead leases, appended by CPython, to take back
         self._limit = limit
 
     def free_bytes(self) -> int:
         """Bytes held in free blocks."""
-        return sum(size * len(free) for size, free in list(self._blocks.items()))
+        self._take_back()
+        return self._free_bytes()
 
     def n_free_blocks(self) -> int:
         """Number of free blocks held."""
+        self._take_back()
         return sum(map(len, self._blocks.values()))
 
     def get_limit(self) -> int:
@@ -111,14 +130,20 @@ class HostMemoryPool:
         self._trim()
 
     def free_all_blocks(self) -> None:
-        """Give every free block back to NumPy's allocator."""
+        """Give every free block back to NumPy's allocator (those of outputs freed just now too)."""
         with self._lock:
+            self._take_back()
             self._blocks = {}
+
+    def _free_bytes(self) -> int:
+        return sum(size * len(free) for size, free in list(self._blocks.items()))
 
     def _lend(self, shape, dtype: np.dtype, nbytes: int) -> np.ndarray:
         """A C-contiguous array of ``shape`` and ``dtype`` (``nbytes`` in all) on a block of the pool."""
         size = _block_bytes(nbytes)
         with self._lock:
+            if self._returned:
+                self._take_back()
             free = self._blocks.get(size)
             if free:
                 block = free.pop()     # cut short after this line: the block is dropped, nothing miscounted
@@ -126,23 +151,29 @@ class HostMemoryPool:
                 array = np.empty(size, np.uint8)   # NumPy's allocator: huge pages as NumPy sets them
                 block = (array, _interface(array))
             lease = _Lease(block[1])
-            ref = weakref.ref(lease, lambda ref, block=block: self._give_back(ref, block))
-            self._leases[id(ref)] = ref
+            ticket = _Ticket(lease, self._returned.append)   # C code: nothing to interrupt when the lease dies
+            ticket.block = block
+            self._lent[id(ticket)] = ticket
         whole = np.asarray(lease)
         return (whole if nbytes == size else whole[:nbytes]).view(dtype).reshape(shape)
 
-    def _give_back(self, ref, block: tuple) -> None:
-        # The lease died: no array uses the block (block[0], its memory) any more.
-        size = block[0].nbytes
+    def _take_back(self) -> None:
+        """Keep the blocks of the leases that died since the last call (those that fit the limit)."""
         with self._lock:
-            self._leases.pop(id(ref), None)
-            if self.free_bytes() + size <= self._limit:
-                self._blocks.setdefault(size, []).append(block)
+            returned = self._returned
+            while returned:
+                ticket = returned[0]                  # still queued: a call cut short here is finished by the next
+                self._lent.pop(id(ticket), None)      # not lent any more (its id stays its own while it is queued)
+                returned.popleft()                    # cut short after this line: the block is dropped, not kept twice
+                block = getattr(ticket, "block", None)  # None: its lend was cut short before it got the block
+                if block is not None and self._free_bytes() + block[0].nbytes <= self._limit:
+                    self._blocks.setdefault(block[0].nbytes, []).append(block)
 
     def _trim(self) -> None:
         """Drop free blocks, largest first, until they fit the limit (and the sizes left empty)."""
         with self._lock:
-            excess = self.free_bytes() - self._limit
+            self._take_back()
+            excess = self._free_bytes() - self._limit
             for size in sorted(self._blocks, reverse=True):
                 free = self._blocks[size]
                 while free and excess > 0:
@@ -175,11 +206,13 @@ def host_memory_pool() -> HostMemoryPool:
 
 
 def empty(shape, dtype):
-    """``numpy.empty(shape, dtype)``, from the pool when it is large enough, holds no Python objects
-    and the pool is on."""
+    """``numpy.empty(shape, dtype)``, from the pool when it is large enough, fits the pool's limit,
+    holds no Python objects and the pool is on."""
     dtype = np.dtype(dtype)
     nbytes = _nbytes(shape, dtype)
-    if not _POOL._limit or nbytes < MIN_BYTES or dtype.hasobject:
+    if nbytes < MIN_BYTES or _block_bytes(nbytes) > _POOL._limit or dtype.hasobject:
+        if _POOL._returned:              # outputs freed since the last allocation: their blocks back (or freed) now
+            _POOL._take_back()
         return np.empty(shape, dtype)
     return _POOL._lend(shape, dtype, nbytes)
 

@@ -13,6 +13,11 @@ gpubcast depends on the ``tbb`` wheel where there is one (Linux x86-64).  The wh
 (this module imports no Numba: ``import gpubcast`` does not).  A layer the user named
 (``NUMBA_THREADING_LAYER``, ``numba.config.THREADING_LAYER``) is kept; where OpenMP runs anyway,
 ``numba.backend`` has a forked child run its ops on the serial drivers.
+
+The library is checked before it is loaded (``library_check``): loading a truncated one kills the
+process with SIGBUS.  A damaged or missing one is not loaded: Numba then picks OpenMP or workqueue,
+as it would with no ``tbb`` installed, and one ``DamagedLibraryWarning`` names the file and says
+to reinstall ``tbb``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import warnings
+
+from . import library_check
 
 #: the file name Numba loads TBB by (``numba.np.ufunc.parallel._check_tbb_version_compatible``)
 LIBRARY = {"win32": "tbb12.dll", "darwin": "libtbb.12.dylib"}.get(sys.platform, "libtbb.so.12")
@@ -30,6 +38,10 @@ SAFETY = {
     "omp": "thread-safe; a forked child runs ops serially (pip install tbb for parallel children)",
     "workqueue": "fork-safe; parallel ops from several threads at once can abort the process",
 }
+
+
+class DamagedLibraryWarning(RuntimeWarning):
+    """The ``tbb`` wheel's library is damaged or missing: not loaded, and Numba picks another layer."""
 
 
 def started() -> str | None:
@@ -66,18 +78,44 @@ def _candidates():
 
 def preload() -> str | None:
     """Load the ``tbb`` distribution's library by path, so that Numba's default choice finds TBB:
-    its path, or None (a layer already started or named by the user, or no ``tbb`` installed)."""
+    its path, or None (a layer already started or named by the user, no ``tbb`` installed, or its
+    library damaged or missing: then with one ``DamagedLibraryWarning``)."""
     if started() is not None or named() in ("omp", "workqueue"):
         return None
+    seen, problems = set(), []
     for path in _candidates():
-        if not os.path.isfile(path):
+        same = os.path.normcase(os.path.realpath(path))
+        if same in seen:  # the environment's lib/ is usually the file the metadata lists as well
             continue
-        try:
-            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)  # global: Numba's tbbpool links against it
-        except OSError:
+        seen.add(same)
+        why = library_check.damage(path, "tbb")
+        if why == library_check.ABSENT:
             continue
-        return path
+        if why is None:
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)  # global: Numba's tbbpool links against it
+                return path
+            except OSError as e:
+                why = f"cannot be loaded ({e})"
+        problems.append(f"{path} {why}")
+    if problems:
+        _warn_once("; ".join(problems))
     return None
+
+
+_WARNED: set = set()
+
+
+def _warn_once(problems: str) -> None:
+    """One ``DamagedLibraryWarning`` per process and problem (``preload`` runs again for ``describe``)."""
+    if problems in _WARNED:
+        return
+    _WARNED.add(problems)
+    then = ("Numba's parallel code cannot start while the threading layer asked for is tbb" if named() == "tbb"
+            else "Parallel CPU ops run on Numba's next threading layer (OpenMP or workqueue), with right values "
+                 "but without TBB's fork and thread safety")
+    warnings.warn(f"gpubcast: TBB's library is not loaded: {problems}. {then}. Reinstall TBB to fix it: "
+                  f"pip install --force-reinstall tbb", DamagedLibraryWarning, stacklevel=3)
 
 
 def describe() -> str:
