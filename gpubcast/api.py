@@ -154,7 +154,10 @@ def cast(x, dtype, /, out=None, *, backend=None):
 
     A float that is nan or out of the integer dtype's range converts to an undefined value, as
     in C, NumPy (which warns) and ONNX."""
-    table = _table(_CAST_TABLES, (dtype, backend))   # one per target dtype as given (a type, a dtype, a str)
+    try:   # one table per target dtype as given (a type, a dtype, a str)
+        table = _CAST_TABLES[dtype, backend]
+    except TypeError:  # an unhashable dtype= (the general path says what is wrong with it)
+        table = None
     if table is not None:  # the compiled hot path first
         result = compiled_calls.call(table, out, x)
         if result is not None:

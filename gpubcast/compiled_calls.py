@@ -31,6 +31,7 @@ import threading
 import warnings
 import weakref
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,6 +39,8 @@ from . import hostbuild
 
 #: entries per table (per op and option set) before it starts over
 MAX_ENTRIES = 1024
+#: inputs of a call an entry of the variadic driver takes (``hot_call.cpp``'s MAX_IN)
+MAX_INPUTS = 16
 FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-w")
 #: NumPy type numbers of the loop dtypes ``hot_call.cpp`` converts Python scalars into
 PYTHON_SCALAR_LOOPS = frozenset(np.dtype(t).num for t in (
@@ -118,30 +121,39 @@ def _build():
     return module
 
 
-def register(table: dict, out, inputs, driver: int, row: int, meta: int, slots, out_dtype, out_shape,
-             keep, cast_out: bool = False) -> bool:
+class Cast(NamedTuple):
+    """The slot of an input array that a call converts to ``dtype`` first (``dtype=``, mixed types)."""
+    dtype: np.dtype
+
+
+def register(table: dict, out, inputs, driver: int, row: int, meta: int, variadic: bool, slots, out_dtype,
+             out_shape, keep, cast_out: bool = False) -> bool:
     """Add the entry of this call (``out``, ``inputs``, as passed): ``driver(row, p0..p3, meta)`` (0:
-    NumPy's cast), ``slots`` per input (None: an array as it is; else the loop dtype of a scalar).
-    Whether it was added (no library, no key, or a scalar C does not convert: not)."""
-    if cast_out or not all(dt is None or isinstance(dt, np.dtype) for dt in slots):
-        return False   # an array converted at call time, a result converted into out=: the Python runner's
-    if not load() or len(inputs) > 3 or not driver and any(dt is not None for dt in slots):
+    NumPy's cast), or with ``variadic`` ``driver(row, operand addresses, meta)``; ``slots`` per input
+    (None: an array as it is; ``Cast(dtype)``: an array converted first; else the loop dtype of a
+    scalar); with ``cast_out``, the result is converted into ``out``.  Whether it was added (no
+    library, no key, too many inputs, or a scalar C does not convert: not)."""
+    if not load() or len(inputs) > (MAX_INPUTS if variadic else 3) or not driver and any(
+            dt is not None for dt in slots):
         return False   # NumPy's cast (driver 0) takes an array only
     k = key(out, *inputs)
     if k is None:
         return False
-    codes = []
+    codes, casts = [], []
     for x, dt in zip(inputs, slots):
-        if dt is None:
-            if type(x) is not np.ndarray:   # only an array is passed as it is
+        if dt is None or type(dt) is Cast:
+            if type(x) is not np.ndarray:   # only an array is passed as it is, or converted
                 return False
             codes.append(0)
+            casts.append(None if dt is None else dt.dtype)
         elif isinstance(x, np.generic) or dt.num in PYTHON_SCALAR_LOOPS and dt.isnative:
             codes.append(1 + dt.num)   # 0 is an array's slot (NPY_BOOL's number is 0)
+            casts.append(None)
         else:
             return False
     dtypes = tuple(x.dtype for x in (out, *inputs) if isinstance(x, np.ndarray))  # the key's dtype objects
-    e = _entry(driver, row, meta, tuple(codes), np.dtype(out_dtype), tuple(out_shape), (keep, dtypes))
+    e = _entry(driver, row, meta, tuple(codes), np.dtype(out_dtype), tuple(out_shape), (keep, dtypes), variadic,
+               tuple(casts) if any(c is not None for c in casts) else None, cast_out)
     if len(table) >= MAX_ENTRIES and k not in table:
         table.clear()
     table[k] = e

@@ -19,11 +19,10 @@ later calls with the same signature go straight to it.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from . import backends, compiled_calls
+from .compiled_calls import Cast
 from . import dtypes as _dt
 from .hot_calls import HotCalls
 from .ops import Op
@@ -195,11 +194,6 @@ def _fast_key(op, inputs, out, rule, axis, axes_mapping, dtype, backend, target,
 
 
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
-
-
-class Cast(NamedTuple):
-    """The slot of an input array that the call converts to ``dtype`` (``dtype=``, mixed types)."""
-    dtype: np.dtype
 
 
 def _input_slots(inputs, arrays, loop):

@@ -328,7 +328,7 @@ class Fused:
         return f"<gpubcast.fuse of {getattr(self.fn, '__qualname__', self.fn)!r}>"
 
     def __call__(self, *args, out=None, backend=None):
-        if backend is None and len(args) <= 3:   # the compiled hot path first (arrays only: see _prepared)
+        if backend is None and len(args) <= compiled_calls.MAX_INPUTS:   # the compiled hot path first
             result = compiled_calls.call(self._table, out, *args)
             if result is not None:
                 return result

@@ -6,14 +6,17 @@
  *       The call's signature: per operand (out first) its kind, and for an array its dtype object
  *       (by identity), ndim, shape and strides; for a scalar its Python type.  None when an operand
  *       is neither an exact numpy.ndarray nor a bool/int/float/complex/NumPy scalar (nor out None).
- *   entry(driver, row, meta, slots, out_dtype, out_shape, keep) -> capsule
+ *   entry(driver, row, meta, slots, out_dtype, out_shape, keep[, variadic, casts, cast_out]) -> capsule
  *       What the call runs: the serial driver ``int64 driver(row, p0, p1, p2, p3, meta)`` (driver 0:
- *       NumPy's own cast, ``copyto(out, x, casting='unsafe')``), a scalar slot per input (0: an
- *       array passed as it is; else 1 + the NumPy type number of the loop dtype its value converts
- *       to),
- *       the output's dtype and shape; ``keep`` holds what the addresses point into and the dtype
- *       objects of the key.
- *   call(table, out, x1[, x2[, x3]]) -> result | None       (table: a dict, or a subclass)
+ *       NumPy's own cast, ``copyto(out, x, casting='unsafe')``), or with ``variadic`` the serial
+ *       driver of any number of operands ``int64 driver(row, operand addresses, meta)``; a scalar
+ *       slot per input (0: an array; else 1 + the NumPy type number of the loop dtype its value
+ *       converts to); per input None or the dtype an array is converted to first (NumPy's
+ *       conversion into a new array laid out as the input: ``numpy.asarray(x, dtype)``); with
+ *       ``cast_out``, the result computed into a new array, then converted into out= (NumPy's
+ *       ``copyto(out, result, casting='unsafe')``); the output's dtype and shape; ``keep`` holds
+ *       what the addresses point into and the dtype objects of the key.
+ *   call(table, out, x1, ..., xn) -> result | None       (table: a dict, or a subclass; n <= MAX_IN)
  *       table[key(...)]'s entry run on these operands; None (nothing computed, nothing raised) when
  *       the key is not in ``table``, a scalar's value is not one this code converts exactly as
  *       NumPy does (an int beyond the loop dtype, a float beyond float32, ...), out= is read-only,
@@ -30,16 +33,20 @@
 #include <cmath>
 #include <cfloat>
 
-#define MAX_IN 3
+#define MAX_IN 16                 /* inputs of a call (the 4-operand driver: 3) */
 #define CAPSULE "gpubcast.hot_call.entry"
 
 typedef int64_t (*driver_fn)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
+typedef int64_t (*driver_n_fn)(int64_t, int64_t, int64_t);   /* (row, operand addresses, meta) */
 
 typedef struct {
-    driver_fn driver;              /* NULL: NumPy's cast */
+    driver_fn driver;              /* NULL (and no driver_n): NumPy's cast */
+    driver_n_fn driver_n;          /* the driver of any number of operands, or NULL */
     int64_t row, meta;
     int nin;
     int slots[MAX_IN];             /* 0: array; else 1 + the loop type number of a scalar */
+    PyArray_Descr *casts[MAX_IN];  /* an array converted to this dtype first; NULL: as it is */
+    int cast_out;                  /* computed into a new array, then converted into out= */
     PyArray_Descr *out_dtype;
     int out_ndim;
     npy_intp out_shape[NPY_MAXDIMS];
@@ -92,7 +99,7 @@ static Py_ssize_t make_key(int64_t *buf, PyObject *const *ops, Py_ssize_t n) {
 static PyObject *key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int64_t buf[KEY_SLOTS];
     if (nargs < 2 || nargs > 1 + MAX_IN) {
-        PyErr_SetString(PyExc_TypeError, "key(out, x1[, x2[, x3]])");
+        PyErr_SetString(PyExc_TypeError, "key(out, x1, ..., xn): 1..MAX_IN inputs");
         return NULL;
     }
     Py_ssize_t n = make_key(buf, args, nargs);
@@ -162,41 +169,63 @@ static int convert(PyObject *x, int type, Value *v) {
 
 /* ---- entries and calls -------------------------------------------------------------------------- */
 
-static void entry_free(PyObject *capsule) {
-    Entry *e = (Entry *)PyCapsule_GetPointer(capsule, CAPSULE);
-    if (!e) return;
+static void entry_release(Entry *e) {
     Py_XDECREF(e->out_dtype);
     Py_XDECREF(e->keep);
+    for (int i = 0; i < MAX_IN; i++) Py_XDECREF(e->casts[i]);
     PyMem_Free(e);
+}
+
+static void entry_free(PyObject *capsule) {
+    Entry *e = (Entry *)PyCapsule_GetPointer(capsule, CAPSULE);
+    if (e) entry_release(e);
 }
 
 static PyObject *entry(PyObject *self, PyObject *args) {
     long long driver, row, meta;
-    PyObject *slots, *out_shape, *keep;
+    PyObject *slots, *out_shape, *keep, *casts = Py_None;
     PyArray_Descr *out_dtype;
-    if (!PyArg_ParseTuple(args, "LLLO!O&O!O", &driver, &row, &meta, &PyTuple_Type, &slots,
-                          PyArray_DescrConverter, &out_dtype, &PyTuple_Type, &out_shape, &keep))
+    int variadic = 0, cast_out = 0;
+    if (!PyArg_ParseTuple(args, "LLLO!O&O!O|pOp", &driver, &row, &meta, &PyTuple_Type, &slots,
+                          PyArray_DescrConverter, &out_dtype, &PyTuple_Type, &out_shape, &keep, &variadic,
+                          &casts, &cast_out))
         return NULL;
     Py_ssize_t nin = PyTuple_GET_SIZE(slots), nd = PyTuple_GET_SIZE(out_shape);
     int cast_of_scalar = !driver && nin == 1 && PyObject_IsTrue(PyTuple_GET_ITEM(slots, 0));
-    if (nin < 1 || nin > MAX_IN || nd > NPY_MAXDIMS || (!driver && nin != 1) || cast_of_scalar) {
+    int casts_ok = casts == Py_None || (PyTuple_Check(casts) && PyTuple_GET_SIZE(casts) == nin);
+    if (nin < 1 || nin > (variadic ? MAX_IN : 3) || nd > NPY_MAXDIMS || (!driver && (nin != 1 || variadic))
+            || cast_of_scalar || !casts_ok || (!driver && (cast_out || casts != Py_None))) {
         Py_DECREF(out_dtype);
-        PyErr_SetString(PyExc_ValueError, "entry: 1..3 inputs (1 array for a cast), at most NPY_MAXDIMS dims");
+        PyErr_SetString(PyExc_ValueError, "entry: 1..3 inputs (MAX_IN variadic; 1 array for NumPy's cast), "
+                        "a cast per input or None, at most NPY_MAXDIMS dims");
         return NULL;
     }
     Entry *e = (Entry *)PyMem_Calloc(1, sizeof(Entry));
     if (!e) { Py_DECREF(out_dtype); return PyErr_NoMemory(); }
-    e->driver = (driver_fn)(intptr_t)driver;
-    e->row = row; e->meta = meta; e->nin = (int)nin;
-    for (Py_ssize_t i = 0; i < nin; i++) e->slots[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(slots, i));
-    for (Py_ssize_t i = 0; i < nd; i++) e->out_shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(out_shape, i));
-    e->out_ndim = (int)nd;
+    if (variadic) e->driver_n = (driver_n_fn)(intptr_t)driver;
+    else e->driver = (driver_fn)(intptr_t)driver;
+    e->row = row; e->meta = meta; e->nin = (int)nin; e->cast_out = cast_out;
     e->out_dtype = out_dtype;            /* the converter's reference */
     Py_INCREF(keep); e->keep = keep;
-    if (PyErr_Occurred()) { Py_DECREF(out_dtype); Py_DECREF(keep); PyMem_Free(e); return NULL; }
+    for (Py_ssize_t i = 0; i < nin; i++) {
+        e->slots[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(slots, i));
+        PyObject *c = casts == Py_None ? Py_None : PyTuple_GET_ITEM(casts, i);
+        if (c != Py_None && !PyArray_DescrConverter(c, &e->casts[i])) break;   /* a new reference */
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) e->out_shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(out_shape, i));
+    e->out_ndim = (int)nd;
+    if (PyErr_Occurred()) { entry_release(e); return NULL; }
     PyObject *capsule = PyCapsule_New(e, CAPSULE, entry_free);
-    if (!capsule) { Py_DECREF(out_dtype); Py_DECREF(keep); PyMem_Free(e); }
+    if (!capsule) entry_release(e);
     return capsule;
+}
+
+/* x converted to dtype into a new array laid out as x (numpy.asarray(x, dtype)), or NULL (raised). */
+static PyArrayObject *converted(PyArrayObject *x, PyArray_Descr *dtype) {
+    Py_INCREF(dtype);                    /* NewLikeArray steals it */
+    PyArrayObject *y = (PyArrayObject *)PyArray_NewLikeArray(x, NPY_KEEPORDER, dtype, 0);
+    if (y && PyArray_CopyInto(y, x) < 0) Py_CLEAR(y);
+    return y;
 }
 
 /* Whether the bytes a and b span intersect (a superset of sharing memory: conservative). */
@@ -219,10 +248,11 @@ static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs);
 
 static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int64_t buf[KEY_SLOTS];
-    if (nargs < 3 || nargs > 2 + MAX_IN || !PyDict_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "call(table, out, x1[, x2[, x3]])");
+    if (nargs < 3 || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "call(table, out, x1, ..., xn)");
         return NULL;
     }
+    if (nargs > 2 + MAX_IN) Py_RETURN_NONE;   /* more inputs than an entry takes: the general path */
     Py_ssize_t n = make_key(buf, args + 1, nargs - 1);
     if (!n) Py_RETURN_NONE;
     PyObject *k = PyBytes_FromStringAndSize((const char *)buf, n * sizeof(int64_t));
@@ -241,36 +271,61 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 /* Entry e run on call(table, out, x1...)'s operands (see call). */
 static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs) {
     Value values[MAX_IN];
-    int64_t p[4] = {0, 0, 0, 0};
+    PyArrayObject *temps[MAX_IN] = {NULL};   /* inputs converted to their loop dtype */
+    int64_t p[MAX_IN + 1] = {0};
+    PyObject *result = NULL;
+    PyArrayObject *out = NULL, *into = NULL;  /* into: where the driver writes (out, or a new array) */
     for (int i = 0; i < e->nin; i++) {
         PyObject *x = args[2 + i];
         if (e->slots[i]) {
-            if (!convert(x, e->slots[i] - 1, &values[i])) Py_RETURN_NONE;
+            if (!convert(x, e->slots[i] - 1, &values[i])) { result = Py_None; goto done; }
             p[i] = (int64_t)(intptr_t)&values[i];
+        } else if (e->casts[i]) {
+            temps[i] = converted((PyArrayObject *)x, e->casts[i]);
+            if (!temps[i]) goto done;
+            p[i] = (int64_t)(intptr_t)PyArray_DATA(temps[i]);
         } else {
             p[i] = (int64_t)(intptr_t)PyArray_DATA((PyArrayObject *)x);
         }
     }
-    PyArrayObject *out;
-    if (args[1] == Py_None) {
-        Py_INCREF(e->out_dtype);
-        out = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, e->out_dtype, e->out_ndim, e->out_shape,
-                                                    NULL, NULL, 0, NULL);
-        if (!out) return NULL;
-    } else {
+    if (args[1] != Py_None) {
         out = (PyArrayObject *)args[1];
-        if (!PyArray_ISWRITEABLE(out)) Py_RETURN_NONE;
+        if (!PyArray_ISWRITEABLE(out)) { result = Py_None; goto done; }
         Py_INCREF(out);
     }
-    if (!e->driver) {   /* NumPy's cast; out= sharing the input's memory: the general path */
-        PyArrayObject *x = (PyArrayObject *)args[2];
-        if (args[1] != Py_None && may_overlap(out, x)) { Py_DECREF(out); Py_RETURN_NONE; }
-        if (PyArray_CopyInto(out, x) < 0) { Py_DECREF(out); return NULL; }
-        return (PyObject *)out;
+    if (!out || e->cast_out) {
+        Py_INCREF(e->out_dtype);
+        into = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, e->out_dtype, e->out_ndim, e->out_shape,
+                                                     NULL, NULL, 0, NULL);
+        if (!into) goto done;
+    } else {
+        into = out;
+        Py_INCREF(into);
     }
-    p[e->nin] = (int64_t)(intptr_t)PyArray_DATA(out);
-    if (e->driver(e->row, p[0], p[1], p[2], p[3], e->meta)) { Py_DECREF(out); Py_RETURN_NONE; }
-    return (PyObject *)out;
+    if (!e->driver && !e->driver_n) {   /* NumPy's cast; out= sharing the input's memory: the general path */
+        PyArrayObject *x = (PyArrayObject *)args[2];
+        if (out && may_overlap(into, x)) { result = Py_None; goto done; }
+        if (PyArray_CopyInto(into, x) < 0) goto done;
+    } else {
+        p[e->nin] = (int64_t)(intptr_t)PyArray_DATA(into);
+        int64_t st = e->driver_n ? e->driver_n(e->row, (int64_t)(intptr_t)p, e->meta)
+                                 : e->driver(e->row, p[0], p[1], p[2], p[3], e->meta);
+        if (st) { result = Py_None; goto done; }   /* misaligned or overlapping: the general path */
+    }
+    if (out && into != out) {           /* cast_out: NumPy's conversion into out= */
+        if (PyArray_CopyInto(out, into) < 0) goto done;
+        Py_INCREF(out);
+        result = (PyObject *)out;
+    } else {
+        Py_INCREF(into);
+        result = (PyObject *)into;
+    }
+done:
+    for (int i = 0; i < e->nin; i++) Py_XDECREF(temps[i]);
+    Py_XDECREF(into);
+    Py_XDECREF(out);
+    if (result == Py_None) Py_INCREF(result);
+    return result;
 }
 
 static PyMethodDef methods[] = {

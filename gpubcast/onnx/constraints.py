@@ -108,15 +108,21 @@ def hot_path(label: str, op, allowed: frozenset):
     nd = np.ndarray
 
     def run(*xs, rule="numpy", axis=-1):
+        if rule == "numpy" and axis == -1 and type(axis) is int:
+            table = default
+        elif type(axis) is int and type(rule) is str:   # (a bool axis: the general path's error)
+            table = tables[rule, axis]
+        else:
+            return None
+        # an entry exists only for the dtypes of a call that passed the checks below: C first
+        result = compiled_calls.call(table, None, *xs)
+        if result is not None:
+            return result
         first = xs[0]
         if type(first) is not nd or first.dtype not in accepted:
             return None
         for x in xs[1:]:
             if type(x) is not nd or x.dtype != first.dtype:
                 return None
-        if type(axis) is not int or type(rule) is not str:   # (a bool axis: the general path's error)
-            return None
-        table = default if rule == "numpy" and axis == -1 else tables[rule, axis]
-        result = compiled_calls.call(table, None, *xs) if len(xs) <= 3 else None
-        return result if result is not None else apply(op, xs, rule=rule, axis=axis, table=table)
+        return apply(op, xs, rule=rule, axis=axis, table=table)
     return run

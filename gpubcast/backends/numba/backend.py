@@ -310,6 +310,8 @@ class NumbaBackend(HostArrays):
                 st = drivers.drive_n(row, ptrs, meta)
             return None if st else out
         runner.keep = (meta, spec)
+        if not parallel and empty is np.empty and nops <= drivers.MAX_SERIAL_N:   # for compiled_calls
+            runner.native = (drivers.driver_n_address(), spec.row, meta.ctypes.data, True)
         return runner
 
     def _runner(self, spec, p, out_dtype, n_in):
@@ -360,7 +362,7 @@ class NumbaBackend(HostArrays):
                 return out
         runner.keep = (meta, spec)  # the arrays and compiled code at the addresses the runner uses
         if size and empty is np.empty:  # the same call for the compiled hot path (compiled_calls)
-            runner.native = (int(meta[H_DRIVER]), int(meta[H_ROW]), mp)
+            runner.native = (int(meta[H_DRIVER]), int(meta[H_ROW]), mp, False)
         return runner
 
 
@@ -379,7 +381,7 @@ def _cast_runner(p, out_dtype):
         np.copyto(out, x, casting="unsafe")
         return out
     if empty is np.empty:
-        runner.native = (0, 0, 0)   # compiled_calls: driver 0 is NumPy's cast
+        runner.native = (0, 0, 0, False)   # compiled_calls: driver 0 is NumPy's cast
     return runner
 
 

@@ -47,7 +47,7 @@ NT_ROW_BYTES = 1024
 
 # --- launchers: data addresses and the output's writability (one tiny function per array types) ---
 
-ST_MISALIGNED, ST_OVERLAP, ST_READONLY = 1, 2, 4
+ST_MISALIGNED, ST_OVERLAP, ST_READONLY, ST_TOO_MANY = 1, 2, 4, 8
 
 
 def _writable(a):
@@ -369,6 +369,34 @@ def driver_address() -> int:
         _DRIVER.append(cfunc(types.int64(*(types.int64,) * 6), _serial_driver,
                              f"{__name__}._serial_driver", **JIT))
     return _DRIVER[0].address
+
+
+#: operands (inputs and the output) the C-callable serial driver of many operands takes
+MAX_SERIAL_N = 17
+WORK_SLOTS_N = 10 * MAX_SERIAL_N + 72
+
+
+def _serial_n_driver(row, pp, mp):
+    """Serial driver over the operand addresses at ``pp`` (inputs, then the output)."""
+    if _m(mp, H_NOPS) > MAX_SERIAL_N:
+        return ST_TOO_MANY
+    st = check(mp, pp)
+    if st:
+        return st
+    _chunk(row, 0, 1, pp, mp, stack_i64(WORK_SLOTS_N), stack_i64(SCRATCH_SLOTS))
+    return 0
+
+
+_DRIVER_N = []
+
+
+def driver_n_address() -> int:
+    """Address of the serial driver of up to ``MAX_SERIAL_N`` operands as a C callable
+    ``int64(row, operand addresses' address, meta address)`` (compiled on first use)."""
+    if not _DRIVER_N:
+        _DRIVER_N.append(cfunc(types.int64(*(types.int64,) * 3), _serial_n_driver,
+                               f"{__name__}._serial_n_driver", **JIT))
+    return _DRIVER_N[0].address
 
 
 @njit(**JIT)
