@@ -15,9 +15,14 @@ conversion is exact and NumPy's (``hot_call.cpp``); any other value takes the Py
 
 Safety: the library is named by a hash of its source, the compiler, NumPy's version and the
 Python ABI (``hostbuild``; a damaged or foreign ``.so`` is rebuilt, never loaded); no compiler,
-a failed build or ``GPUBCAST_COMPILED_CALLS=0`` leave ``call`` answering None (the Python hot path
-serves).  Each table is bounded (``MAX_ENTRIES``: full, it starts over), and an entry holds what
-its addresses point into.
+a failed build, a compiler that runs over ``BUILD_TIMEOUT_S`` (``$GPUBCAST_TOOL_TIMEOUT``) or
+``GPUBCAST_COMPILED_CALLS=0`` leave ``call`` answering None (the Python hot path serves), with one
+warning saying why.  Each table is bounded (``MAX_ENTRIES``: full, it starts over), and an entry
+holds what its addresses point into.
+
+Threads: one thread builds the library; no lock is held while the compiler runs, and any other
+thread that asks meanwhile gets "not yet" (``load`` False: its call takes the Python hot path, and
+a later call asks again).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from . import hostbuild
 
 #: entries per table (per op and option set) before it starts over
 MAX_ENTRIES = 1024
+#: seconds each compiler run of the build may take (it takes ~0.5 s); ``$GPUBCAST_TOOL_TIMEOUT`` overrides it
+BUILD_TIMEOUT_S = 60
 FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-w")
 #: NumPy type numbers of the loop dtypes ``hot_call.cpp`` converts Python scalars into
 PYTHON_SCALAR_LOOPS = frozenset(np.dtype(t).num for t in (
@@ -60,8 +67,8 @@ call = _absent_call
 key = None
 _entry = None
 _tables: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # id -> table
-_lock = threading.Lock()
-_state = {"tried": False}
+_lock = threading.Lock()   # guards _state's changes; never held while the compiler runs
+_state = {"tried": False, "building": False}   # tried: the answer is final; building: a thread builds now
 
 
 def enabled() -> bool:
@@ -82,24 +89,54 @@ def clear() -> None:
 
 
 def load() -> bool:
-    """Build (once per machine) and load ``hot_call.cpp``; whether ``call`` is now the compiled one."""
+    """Build (once per machine) and load ``hot_call.cpp``; whether ``call`` is now the compiled one.
+    False at once while another thread builds it (the caller takes the Python hot path)."""
     global call, key, _entry
-    with _lock:
-        if _state["tried"]:
+    if _state["tried"]:
+        return call is not _absent_call
+    with _lock:   # claims the build; released before the compiler runs
+        if _state["tried"] or _state["building"]:
             return call is not _absent_call
-        _state["tried"] = True
         if not enabled():
+            _state["tried"] = True
             return False
-        try:
-            module = _build()
-        except Exception as e:  # noqa: BLE001 - no compiler, headers or a failed build: the Python path serves
-            warnings.warn(f"gpubcast: the compiled hot path is unavailable ({type(e).__name__}: "
-                          f"{str(e).splitlines()[0] if str(e) else ''}); repeated small calls take the "
-                          f"Python hot path (GPUBCAST_COMPILED_CALLS=0 silences this)", RuntimeWarning,
-                          stacklevel=3)
-            return False
-        key, _entry, call = module.key, module.entry, module.call
-        return True
+        _state["building"] = True
+    module, answered = None, False
+    try:
+        module = _build()
+        answered = True
+    except Exception as e:  # noqa: BLE001 - no compiler, headers, a failed or timed-out build: the Python path serves
+        answered = True
+        warnings.warn(f"gpubcast: the compiled hot path is unavailable ({type(e).__name__}: {_first_line(e)}); "
+                      f"repeated small calls take the Python hot path (the same values, slower). A C++ compiler "
+                      f"($CXX, or g++ or c++ on PATH) with Python's headers gives the compiled one; "
+                      f"GPUBCAST_COMPILED_CALLS=0 silences this", RuntimeWarning, stacklevel=3)
+    finally:   # an interrupt leaves the answer open: a later call builds again
+        with _lock:
+            if module is not None:
+                key, _entry, call = module.key, module.entry, module.call
+            _state["tried"] = answered
+            _state["building"] = False
+    return module is not None
+
+
+def _first_line(e: Exception) -> str:
+    """The first line of ``e``'s message, and of the compiler's first error for a failed build."""
+    line = str(e).splitlines()[0] if str(e) else ""
+    log = [x.strip() for x in getattr(e, "log", "").splitlines() if x.strip()]
+    errors = [x for x in log if "error" in x.lower()] or log
+    return f"{line} {errors[0][:300]}" if errors else line
+
+
+def _forked_child() -> None:
+    """A child forked while a thread of its parent built the library (or held ``_lock``) asks again:
+    that thread is not in it."""
+    global _lock
+    _lock = threading.Lock()
+    _state["building"] = False
+
+
+os.register_at_fork(after_in_child=_forked_child)
 
 
 def _build():
@@ -109,12 +146,13 @@ def _build():
             + source)
     includes = (f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}")
     lib = hostbuild.build_library("cpu", "hot_call", text, FLAGS, includes,
-                                  purpose="gpubcast's compiled hot path")
+                                  purpose="gpubcast's compiled hot path", timeout=BUILD_TIMEOUT_S)
     name = "gpubcast_hot_call"
     spec = importlib.util.spec_from_file_location(name, lib,
                                                   loader=importlib.machinery.ExtensionFileLoader(name, str(lib)))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    hostbuild.release(lib)   # a private build: its file removed, the loaded module stays
     return module
 
 

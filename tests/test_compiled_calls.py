@@ -252,3 +252,111 @@ def test_cache_clear_removes_the_library_and_nothing_beside_it(tmp_path):
     cleared = _python("import gpubcast.cache as c; print(c.clear())", GPUBCAST_CACHE_DIR=str(cache_dir))
     assert cleared.returncode == 0 and int(cleared.stdout) >= 2, cleared.stderr   # the .so and its .sha256
     assert not list(cache_dir.rglob("hot_call-*")) and mine.read_text() == "not gpubcast's"
+
+
+# --- building the library: a compiler that hangs or fails, other threads, no usable cache ---------------
+
+@pytest.fixture(scope="module")
+def runtime_build():
+    """The environment of a process that builds ``hot_call.cpp`` at run time."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    """A cache folder the fake compilers' processes share (Numba's rows compiled once; each fake
+    compiler's library has a key of its own)."""
+    return tmp_path_factory.mktemp("cache")
+
+
+def _script(path, body):
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+FAKE_COMPILERS = {
+    "version never returns": "sleep 60\n",
+    "build never returns": 'if [ "$1" = --version ]; then echo "fake c++ 1.0"; exit 0; fi\nsleep 60\n',
+    "build fails": 'if [ "$1" = --version ]; then echo "fake c++ 1.0"; exit 0; fi\n'
+                   'echo "hot_call.cpp:1:1: error: no licence for this compiler" >&2\nexit 1\n',
+}
+#: repeated small calls (the second prepares its runner and builds the library); stderr shows every warning
+REPEATED = ("import time, numpy as np, gpubcast as gb, gpubcast.compiled_calls as c\n"
+            "x = np.arange(6.0)\n"
+            "gb.add(x, 0.0)\n"
+            "t = time.monotonic()\n"
+            "r = [gb.add(x, v) for v in (1.0, 2.0, 3.0, 4.0)]\n"
+            "assert all((a == x + v).all() for a, v in zip(r, (1.0, 2.0, 3.0, 4.0)))\n"
+            "print(c.call is not c._absent_call, round(time.monotonic() - t, 2))\n")
+
+
+@pytest.mark.parametrize("fake", sorted(FAKE_COMPILERS))
+def test_a_compiler_that_hangs_or_fails_leaves_the_python_path_with_one_warning(fake, tmp_path, runtime_build,
+                                                                                 shared_cache):
+    cxx = _script(tmp_path / "fake-c++", FAKE_COMPILERS[fake])
+    done = _python(REPEATED, CXX=str(cxx), GPUBCAST_TOOL_TIMEOUT="1", GPUBCAST_CACHE_DIR=str(shared_cache),
+                   PYTHONWARNINGS="always", **runtime_build)
+    assert done.returncode == 0, done.stderr[-3000:]
+    compiled, seconds = done.stdout.split()
+    assert compiled == "False" and float(seconds) < 10, done.stdout
+    assert done.stderr.count("compiled hot path is unavailable") == 1, done.stderr
+    if fake == "build fails":
+        assert "BuildError" in done.stderr and "no licence for this compiler" in done.stderr
+    else:
+        assert "ToolTimeout" in done.stderr and "did not finish within 1 s" in done.stderr
+        assert "GPUBCAST_TOOL_TIMEOUT" in done.stderr
+
+
+BUSY = ("import os, threading, time, gpubcast.compiled_calls as c\n"
+        "builder = threading.Thread(target=c.load)\n"
+        "builder.start()\n"
+        "while not os.path.exists({started!r}):\n"
+        "    time.sleep(0.01)\n"
+        "t = time.monotonic()\n"
+        "meanwhile = c.load()\n"
+        "waited = time.monotonic() - t\n"
+        "builder.join()\n"
+        "print(meanwhile, round(waited, 3), c.load())\n")
+
+
+def test_another_thread_takes_the_python_path_while_the_library_builds(tmp_path, runtime_build):
+    import shutil
+    gxx = shutil.which("g++") or shutil.which("c++")
+    if gxx is None:
+        pytest.skip("no C++ compiler on PATH")
+    started = tmp_path / "started"
+    cxx = _script(tmp_path / "slow-c++", f'if [ "$1" != --version ]; then touch {started}; sleep 2; fi\n'
+                                         f'exec {gxx} "$@"\n')
+    done = _python(BUSY.format(started=str(started)), CXX=str(cxx), GPUBCAST_CACHE_DIR=str(tmp_path / "cache"),
+                   **runtime_build)
+    assert done.returncode == 0, done.stderr[-3000:]
+    meanwhile, waited, loaded = done.stdout.split()
+    assert meanwhile == "False" and float(waited) < 0.5, done.stdout   # it did not wait for the compiler
+    assert loaded == "True", done.stderr[-3000:]
+
+
+PRIVATE = ("import os, signal, numpy as np, gpubcast as gb, gpubcast.compiled_calls as c, gpubcast.hostbuild as h\n"
+           "assert c.load()\n"
+           "twice = gb.ElementwiseKernel('float64 x', 'float64 y', 'y = x * 2', 'twice')\n"
+           "assert (twice(np.arange(4.0)) == np.arange(4.0) * 2).all()\n")
+#: how each process ends: normally; after a private build nobody released (removed at exit); killed
+ENDINGS = ["", "h.build_library('cpu', 'spare', 'int f() { return 1; }', ('-shared', '-fPIC'), purpose='test')\n",
+           "os.kill(os.getpid(), signal.SIGKILL)\n"]
+
+
+def test_processes_without_a_usable_cache_leave_no_private_build_behind(tmp_path, runtime_build):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    not_a_folder = tmp_path / "cache-root"
+    not_a_folder.write_text("a regular file where the cache root should be")
+    env = {**os.environ, "TMPDIR": str(temp), "GPUBCAST_CACHE_DIR": str(not_a_folder), **runtime_build}
+    procs = [subprocess.Popen([sys.executable, "-c", PRIVATE + ending], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for ending in ENDINGS]
+    results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    assert [rc for rc, _ in results] == [0, 0, -9], results
+    assert "cannot be used" in results[0][1]         # the cache warning: the builds were private
+    assert sorted(os.listdir(temp)) == []
