@@ -138,6 +138,7 @@ def test_module_entry_point_lists_bench_and_info_reports():
     assert "backends:" in info and "numpy        available" in info
     assert info.count("GPU: ") == 1 and "CPU: " in info
     assert f"cache of compiled code: {gpubcast.cache.root() / gpubcast.__version__}" in info
+    assert "compiled hot path: gpubcast.native.hot_call, built " in info
     gpu, why = gpubcast.info.gpu_info()
     assert (f"GPU: none ({why})" in info) if gpu is None else (gpu["name"] in info)
 
