@@ -63,3 +63,18 @@ def test_a_tool_that_cannot_start_is_an_oserror(tmp_path):
     with pytest.raises(OSError):
         external_tools.run([str(tmp_path / "no-such-tool")], timeout=5, what="test")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_user_kernel_built_by_a_compiler_that_never_returns_fails_clearly(tmp_path, monkeypatch):
+    import numpy as np
+
+    import gpubcast as gb
+    cxx = _script(tmp_path / "hangs-c++", 'if [ "$1" = --version ]; then echo "fake c++ 1.0"; exit 0; fi\nsleep 60\n')
+    monkeypatch.setenv("CXX", str(cxx))
+    monkeypatch.setenv(external_tools.TIMEOUT_ENV, "1")
+    monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path / "cache"))
+    kernel = gb.ElementwiseKernel("float64 x", "float64 y", "y = x + 41", "never_built_here")
+    start = time.monotonic()
+    with pytest.raises(external_tools.ToolTimeout, match=r"ElementwiseKernel .*did not finish within 1 s"):
+        kernel(np.arange(3.0))
+    assert time.monotonic() - start < 10
