@@ -21,11 +21,12 @@ LATEST_VENV ?= .venv-latest
 
 install: $(STAMP)
 
-# pip, setuptools and wheel first (pinned), then gpubcast built with those (no isolated build env,
-# which pip would fill with unpinned setuptools), and every dependency at its pinned version.
-$(STAMP): pyproject.toml $(LOCK)
+# pip, setuptools, wheel and numpy (the extension modules' headers) first (pinned), then gpubcast built
+# with those (no isolated build env, which pip would fill with unpinned setuptools): its extension
+# modules (setup.py) compiled into gpubcast/native/, and every dependency at its pinned version.
+$(STAMP): pyproject.toml setup.py $(wildcard gpubcast/native/*.cpp) $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -c $(LOCK) pip setuptools wheel
+	$(PY) -m pip install -q -c $(LOCK) pip setuptools wheel numpy
 	$(PY) -m pip install -q -c $(LOCK) --no-build-isolation -e '.[test]'
 	touch $@
 
@@ -71,4 +72,4 @@ test-latest:
 	$(LATEST_VENV)/bin/python -m pytest -n $(JOBS) -q
 
 clean:
-	rm -rf $(VENV) $(LATEST_VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(LATEST_VENV) build *.egg-info .pytest_cache .hypothesis gpubcast/native/*.so

@@ -1,23 +1,44 @@
-"""Ships the CUDA kernel sources (top-level ``kernels/``, their source of truth) inside the wheel as
-``gpubcast/kernels/``; everything else is configured in pyproject.toml."""
+"""The package's native code, built when gpubcast is built (a wheel, ``pip install .``, an editable
+install): each C/C++ extension module in ``EXTENSIONS``, from its source in ``gpubcast/native/``;
+everything else is configured in pyproject.toml.
 
-import shutil
+An extension ``gpubcast.native.<name>`` is built from ``gpubcast/native/<name>.cpp`` with NumPy's
+headers (a build requirement) and ``GB_SOURCE_SHA256``, the SHA-256 of that text, which the module
+exposes so that the runtime never takes a module built from another text (a checkout changed
+since its install).  Another extension is one more ``native(...)`` line.
+"""
+
+import hashlib
 from pathlib import Path
 
-from setuptools import setup
-from setuptools.command.build_py import build_py
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
-KERNELS = Path(__file__).resolve().parent / "kernels"
-
-
-class BuildPyWithKernels(build_py):
-    def run(self):
-        super().run()
-        target = Path(self.build_lib) / "gpubcast" / "kernels"
-        target.mkdir(parents=True, exist_ok=True)
-        for pattern in ("*.cu*", "*.h"):      # *.h: the CPU skeleton of ElementwiseKernel
-            for source in sorted(KERNELS.glob(pattern)):
-                shutil.copy2(source, target / source.name)
+NATIVE = Path("gpubcast") / "native"   # relative: setuptools wants the sources' paths relative to this file
 
 
-setup(cmdclass={"build_py": BuildPyWithKernels})
+def native(name: str, *, libraries=(), extra_compile_args=()) -> Extension:
+    """Extension ``gpubcast.native.<name>`` from ``gpubcast/native/<name>.cpp`` (C++17)."""
+    source = NATIVE / f"{name}.cpp"
+    digest = hashlib.sha256((Path(__file__).resolve().parent / source).read_bytes()).hexdigest()
+    return Extension(f"gpubcast.native.{name}", [source.as_posix()], language="c++",
+                     define_macros=[("GB_SOURCE_SHA256", f'"{digest}"')], libraries=list(libraries),
+                     extra_compile_args=["-std=c++17", *extra_compile_args])
+
+
+#: every extension module of the package
+EXTENSIONS = [
+    native("hot_call"),   # the compiled hot path (gpubcast.compiled_calls)
+]
+
+
+class BuildExtWithNumpy(build_ext):
+    """build_ext with NumPy's headers on the include path (NumPy imported only when building)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        import numpy
+        self.include_dirs.append(numpy.get_include())
+
+
+setup(ext_modules=EXTENSIONS, cmdclass={"build_ext": BuildExtWithNumpy})

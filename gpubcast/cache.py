@@ -55,6 +55,8 @@ KINDS = ("numba", "nvrtc", "emulation", "cpu")
 SUFFIXES = (".entry", ".so", ".sha256")
 #: ``--prune``'s default size cap
 DEFAULT_MAX_BYTES = 1 << 30
+#: seconds a process waits for another one's build of the same entry before it builds it itself
+LOCK_TIMEOUT_S = 600
 
 _MAGIC = b"GBCACHE1"
 _HEADER = struct.Struct("<8sI32sQ")  # magic, key length, sha256(key + payload), payload length
@@ -279,9 +281,10 @@ def discard(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def locked(path: Path | None, timeout: float = 600):
+def locked(path: Path | None, timeout: float = LOCK_TIMEOUT_S):
     """Hold an inter-process lock on ``path`` (one process compiles an entry, the others wait for
-    it and then read it).  Without a usable directory (``path`` None), no lock."""
+    it, at most ``timeout`` seconds, and then read it).  Without a usable directory (``path`` None)
+    or past the timeout, no lock (entries are written atomically)."""
     if path is None:
         yield
         return
@@ -298,13 +301,13 @@ def locked(path: Path | None, timeout: float = 600):
         lock.release()
 
 
-def get_or_make(kind: str, label: str, key: str, make) -> bytes:
+def get_or_make(kind: str, label: str, key: str, make, lock_timeout: float = LOCK_TIMEOUT_S) -> bytes:
     """The payload of ``key``: a proven entry, else ``make()`` (by one process at a time: the
-    others wait, then read its entry), stored."""
+    others wait, at most ``lock_timeout`` seconds, then read its entry), stored."""
     path = entry_path(kind, label, key)
     payload = read(path, key)
     if payload is None:
-        with locked(path):
+        with locked(path, lock_timeout):
             payload = read(path, key)  # another process may have made it meanwhile
             if payload is None:
                 payload = make()

@@ -1,5 +1,6 @@
 """The compiled hot path: a repeated small call on the CPU, from the public function to the serial
-driver in one C call (``hot_call.cpp``, built once per machine with the system C++ compiler).
+driver in one C call (``native/hot_call.cpp``: the extension module ``gpubcast.native.hot_call``,
+built with the package).
 
 Why: a call that repeats already skips planning (``hot_calls``), but the Python left around it -
 building the signature from ``dtype``/``shape``/``strides`` attributes, the runner closure, Numba's
@@ -13,15 +14,28 @@ dict per op and option set, from ``table_for``); None means "not here", and the 
 described to C (``register``).  A scalar operand travels by value: C converts it only where the
 conversion is exact and NumPy's (``hot_call.cpp``); any other value takes the Python path.
 
-Safety: the library is named by a hash of its source, the compiler, NumPy's version and the
-Python ABI (``hostbuild``; a damaged or foreign ``.so`` is rebuilt, never loaded); no compiler,
-a failed build or ``GPUBCAST_COMPILED_CALLS=0`` leave ``call`` answering None (the Python hot path
-serves).  Each table is bounded (``MAX_ENTRIES``: full, it starts over), and an entry holds what
-its addresses point into.
+Where the module comes from (``load``, once per process): the extension built with the package
+(setup.py; a wheel needs no compiler at run time) when it imports and was built from this
+``hot_call.cpp`` (its ``SOURCE_SHA256``).  Else - a source tree that was not built, or was changed
+since - the fallback: ``hot_call.cpp`` built now with the system C++ compiler, once per machine
+(``hostbuild``: the library is named by a hash of its source, the compiler, NumPy's version and the
+Python ABI; a damaged or foreign ``.so`` is rebuilt, never loaded), with one warning saying so.  No
+compiler, a failed build, a compiler that runs over ``BUILD_TIMEOUT_S`` (``$GPUBCAST_TOOL_TIMEOUT``)
+or ``GPUBCAST_COMPILED_CALLS=0`` leave ``call`` answering None (the Python hot path serves), with
+one warning saying why.  ``describe()`` says which it is.
+
+Safety: each table is bounded (``MAX_ENTRIES``: full, it starts over), and an entry holds what its
+addresses point into.
+
+Threads: one thread loads (or builds) the module; no lock is held while a compiler runs, and any
+other thread that asks meanwhile gets "not yet" (``load`` False: its call takes the Python hot
+path, and a later call asks again).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import importlib.machinery
 import importlib.util
 import os
@@ -37,10 +51,15 @@ import numpy as np
 
 from . import hostbuild
 
+#: the extension module setup.py builds from ``SOURCE``
+EXTENSION = "gpubcast.native.hot_call"
+SOURCE = Path(__file__).resolve().parent / "native" / "hot_call.cpp"
 #: entries per table (per op and option set) before it starts over
 MAX_ENTRIES = 1024
 #: inputs of a call an entry of the variadic driver takes (``hot_call.cpp``'s MAX_IN)
 MAX_INPUTS = 16
+#: seconds each compiler run of the build may take (it takes ~0.5 s); ``$GPUBCAST_TOOL_TIMEOUT`` overrides it
+BUILD_TIMEOUT_S = 60
 FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-w")
 #: NumPy type numbers of the loop dtypes ``hot_call.cpp`` converts Python scalars into
 PYTHON_SCALAR_LOOPS = frozenset(np.dtype(t).num for t in (
@@ -63,8 +82,9 @@ call = _absent_call
 key = None
 _entry = None
 _tables: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # id -> table
-_lock = threading.Lock()
-_state = {"tried": False}
+_lock = threading.Lock()   # guards _state's changes; never held while the compiler runs
+_state = {"tried": False, "building": False,   # tried: the answer is final; building: a thread builds now
+          "how": "not loaded yet"}               # describe()'s answer
 
 
 def enabled() -> bool:
@@ -85,39 +105,102 @@ def clear() -> None:
 
 
 def load() -> bool:
-    """Build (once per machine) and load ``hot_call.cpp``; whether ``call`` is now the compiled one."""
+    """Load the compiled module (the package's extension, else built now); whether ``call`` is now
+    the compiled one.  False at once while another thread loads it (the caller takes the Python
+    hot path)."""
     global call, key, _entry
-    with _lock:
-        if _state["tried"]:
+    if _state["tried"]:
+        return call is not _absent_call
+    with _lock:   # claims the load; released before any compiler runs
+        if _state["tried"] or _state["building"]:
             return call is not _absent_call
-        _state["tried"] = True
         if not enabled():
+            _state.update(tried=True, how="off (GPUBCAST_COMPILED_CALLS=0)")
             return False
-        try:
-            module = _build()
-        except Exception as e:  # noqa: BLE001 - no compiler, headers or a failed build: the Python path serves
-            warnings.warn(f"gpubcast: the compiled hot path is unavailable ({type(e).__name__}: "
-                          f"{str(e).splitlines()[0] if str(e) else ''}); repeated small calls take the "
-                          f"Python hot path (GPUBCAST_COMPILED_CALLS=0 silences this)", RuntimeWarning,
-                          stacklevel=3)
-            return False
-        key, _entry, call = module.key, module.entry, module.call
-        return True
+        _state["building"] = True
+    module, how, note = None, "", ""
+    try:
+        module, how, note = _module()
+    except Exception as e:  # noqa: BLE001 - no compiler, headers, a failed or timed-out build: the Python path serves
+        how = f"unavailable: {e if isinstance(e, Unavailable) else f'{type(e).__name__}: {_first_line(e)}'}"
+        note = (f"the compiled hot path is {how}. Repeated small calls take the Python hot path (the same "
+                f"values, slower). Install gpubcast from a wheel or with pip install . (it builds the extension), "
+                f"or give a C++ compiler ($CXX, or g++ or c++ on PATH) with Python's headers; "
+                f"GPUBCAST_COMPILED_CALLS=0 silences this")
+    finally:   # an interrupt leaves the answer open: a later call loads again
+        with _lock:
+            if module is not None:
+                key, _entry, call = module.key, module.entry, module.call
+            if how:
+                _state.update(tried=True, how=how)
+            _state["building"] = False
+    if note:
+        warnings.warn(f"gpubcast: {note}", RuntimeWarning, stacklevel=3)
+    return module is not None
 
 
-def _build():
-    source = Path(__file__).with_name("hot_call.cpp").read_text()
+def describe() -> str:
+    """Where the compiled hot path's module came from, or why there is none (``gpubcast info``)."""
+    return _state["how"]
+
+
+class Unavailable(RuntimeError):
+    """The extension is not built and building it now failed."""
+
+
+def _module():
+    """(module, how it came, a note to warn with or ""): the extension built with the package when
+    it imports and was built from ``SOURCE``; else ``SOURCE`` built now (``Unavailable`` when that
+    fails)."""
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest() if SOURCE.is_file() else None
+    try:
+        module = importlib.import_module(EXTENSION)
+    except ImportError as e:
+        why = f"{EXTENSION} is not built ({type(e).__name__}: {_first_line(e)})"
+    else:
+        if digest is None or module.SOURCE_SHA256 == digest:
+            return module, f"{EXTENSION}, built with the package ({module.__file__})", ""
+        why = f"{EXTENSION} was built from another {SOURCE.name} than {SOURCE} (changed since it was installed)"
+    try:
+        module = _build(digest or "")
+    except Exception as e:   # re-raised: every failure to build is reported the same way
+        raise Unavailable(f"{why}, and building it now failed ({type(e).__name__}: {_first_line(e)})") from e
+    return module, f"{EXTENSION}, built at run time ({why})", (
+        f"{why}; built it now with the C++ compiler instead (once per machine, cached). Installing gpubcast "
+        f"(pip install ., or make install in a checkout) builds it with the package")
+
+
+def _first_line(e: Exception) -> str:
+    """The first line of ``e``'s message, and of the compiler's first error for a failed build."""
+    line = str(e).splitlines()[0] if str(e) else ""
+    log = [x.strip() for x in getattr(e, "log", "").splitlines() if x.strip()]
+    errors = [x for x in log if "error" in x.lower()] or log
+    return f"{line} {errors[0][:300]}" if errors else line
+
+
+def _forked_child() -> None:
+    """A child forked while a thread of its parent built the library (or held ``_lock``) asks again:
+    that thread is not in it."""
+    global _lock
+    _lock = threading.Lock()
+    _state["building"] = False
+
+
+os.register_at_fork(after_in_child=_forked_child)
+
+
+def _build(digest: str):
+    """``SOURCE`` built with the system C++ compiler (a proven cached library, else built now) and loaded."""
     # what the binary depends on besides its text and compiler: part of the cache key
     text = (f"// numpy {np.__version__}, python {sys.version.split()[0]} {sysconfig.get_config_var('EXT_SUFFIX')}\n"
-            + source)
+            + SOURCE.read_text())
     includes = (f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}")
-    lib = hostbuild.build_library("cpu", "hot_call", text, FLAGS, includes,
-                                  purpose="gpubcast's compiled hot path")
-    name = "gpubcast_hot_call"
-    spec = importlib.util.spec_from_file_location(name, lib,
-                                                  loader=importlib.machinery.ExtensionFileLoader(name, str(lib)))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    lib = hostbuild.build_library("cpu", "hot_call", text, (*FLAGS, f'-DGB_SOURCE_SHA256="{digest}"'), includes,
+                                  purpose="gpubcast's compiled hot path", timeout=BUILD_TIMEOUT_S)
+    loader = importlib.machinery.ExtensionFileLoader(EXTENSION, str(lib))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(EXTENSION, lib, loader=loader))
+    loader.exec_module(module)
+    hostbuild.release(lib)   # a private build: its file removed, the loaded module stays
     return module
 
 

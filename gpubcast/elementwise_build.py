@@ -284,6 +284,7 @@ def cpu_function(sig: Signature, row_kinds: tuple):
     except hostbuild.BuildError as e:
         raise source_error(sig, "host C++ compiler", e.log) from None
     fn = ctypes.CDLL(str(lib)).gb_ewk_run
+    hostbuild.release(lib)   # a private build (no cache directory): its file removed once loaded
     fn.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_int]
     fn.restype = ctypes.c_int
     return fn

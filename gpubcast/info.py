@@ -100,6 +100,18 @@ def host_compiler() -> str:
         return f"unavailable: {e}"
 
 
+def hot_path() -> str:
+    """Where the compiled hot path's module came from (built with the package, or at run time), or
+    why there is none (gpubcast.compiled_calls; its warning is this line)."""
+    import warnings
+
+    from gpubcast import compiled_calls
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        compiled_calls.load()
+    return compiled_calls.describe()
+
+
 def run(args) -> int:
     import gpubcast
     from gpubcast import backends, cache, host_pool
@@ -115,6 +127,7 @@ def run(args) -> int:
     print(f"default CPU backend: {backends.DEFAULT_CPU}" if why is None else
           f"default CPU backend: numpy ({backends.DEFAULT_CPU} cannot load: {why}; NumPy arrays compute on "
           f"NumPy's loops, the same values, slower)")
+    print(f"compiled hot path: {hot_path()}")
     print(f"ElementwiseKernel on NumPy arrays: {host_compiler()}")
     print(f"cache of compiled code: {cache.root() / cache.__version__} (python -m gpubcast cache)")
     print(f"host memory pool: {host_pool.describe()}")

@@ -130,14 +130,15 @@ def test_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys):
 
 def test_module_entry_point_lists_bench_and_info_reports():
     out = subprocess.run([sys.executable, "-m", "gpubcast", "bench", "--help"], capture_output=True, text=True,
-                         cwd=ROOT, check=True).stdout
+                         cwd=ROOT, check=True, timeout=120).stdout
     for option in ("--quick", "--json", "--plot", "--size", "--patterns", "--backends", "--repeat", "--dtype"):
         assert option in out
     info = subprocess.run([sys.executable, "-m", "gpubcast", "info"], capture_output=True, text=True, cwd=ROOT,
-                          check=True).stdout
+                          check=True, timeout=120).stdout
     assert "backends:" in info and "numpy        available" in info
     assert info.count("GPU: ") == 1 and "CPU: " in info
     assert f"cache of compiled code: {gpubcast.cache.root() / gpubcast.__version__}" in info
+    assert "compiled hot path: gpubcast.native.hot_call, built " in info
     gpu, why = gpubcast.info.gpu_info()
     assert (f"GPU: none ({why})" in info) if gpu is None else (gpu["name"] in info)
 

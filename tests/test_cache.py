@@ -413,7 +413,7 @@ def _reads_precompiled(tmp_path, kind, header, flags, includes, text):
     (tmp_path / f"{header.name}.gch").write_bytes(gch)
     (tmp_path / "tu.cpp").write_text(text)
     proc = subprocess.run([cxx, *flags, *includes, "-H", str(tmp_path / "tu.cpp"), "-o", str(tmp_path / "tu.so")],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return f"! {tmp_path / header.name}.gch" in proc.stderr.splitlines()
 

@@ -1,12 +1,18 @@
-"""The compiled hot path (gpubcast.compiled_calls, gpubcast/hot_call.cpp): a repeated call it serves
-gets exactly NumPy's answer, with each call's own scalar values; every call it must not serve (a value
-C does not convert exactly, read-only or overlapping out=, misaligned data, another backend, a
-subclass) gets the general path's answer or error."""
+"""The compiled hot path (gpubcast.compiled_calls, gpubcast/native/hot_call.cpp): a repeated call it
+serves gets exactly NumPy's answer, with each call's own scalar values; every call it must not serve (a
+value C does not convert exactly, read-only or overlapping out=, misaligned data, another backend, a
+subclass) gets the general path's answer or error.  The module is the extension built with the
+package; in a source tree that was not built, it is built at run time, within a timeout, by one
+thread while the others take the Python hot path, and never left behind in a temporary folder."""
 
+import importlib
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -151,9 +157,51 @@ def test_tables_are_bounded(monkeypatch):
         assert len(table) <= 4
 
 
-def _python(code, **env):
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _python(code, tree=None, **env):
+    """Run ``code`` in a new interpreter: gpubcast from ``tree`` (a folder holding a copy of the
+    package) when given, else this checkout's."""
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **env})
+                          env={**os.environ, **env}, cwd=tree or ROOT)
+
+
+@pytest.fixture(scope="module")
+def unbuilt(tmp_path_factory):
+    """A folder holding a copy of the package without its built extension (a source tree that was
+    not built): its processes build ``hot_call.cpp`` at run time."""
+    tree = tmp_path_factory.mktemp("unbuilt")
+    shutil.copytree(ROOT / "gpubcast", tree / "gpubcast", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    return tree
+
+
+def test_the_extension_built_with_the_package_is_the_one_loaded(only_compiled):
+    if importlib.util.find_spec(compiled_calls.EXTENSION) is None:
+        pytest.skip("this source tree was not built (make install builds gpubcast.native.hot_call)")
+    extension = importlib.import_module(compiled_calls.EXTENSION)
+    assert compiled_calls.load() and compiled_calls.call.__self__ is extension
+    assert compiled_calls.describe().startswith("gpubcast.native.hot_call, built with the package")
+    x = np.arange(5.0)
+    _warm(gb.multiply, x, 2.0)
+    only_compiled()
+    _same(gb.multiply(x, 3.0), x * 3.0)     # answered by the extension's call
+
+
+def test_a_tree_changed_since_its_build_builds_its_own_at_run_time(tmp_path):
+    built = list((ROOT / "gpubcast" / "native").glob("hot_call.*.so"))
+    if not built:
+        pytest.skip("this source tree was not built (make install builds gpubcast.native.hot_call)")
+    shutil.copytree(ROOT / "gpubcast", tmp_path / "gpubcast", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(tmp_path / "gpubcast" / "native" / "hot_call.cpp", "a") as f:
+        f.write("// changed after the build\n")
+    done = _python(CHECK + "print(c.describe())\n", tmp_path, GPUBCAST_CACHE_DIR=str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    compiled, how = done.stdout.splitlines()[-2:]
+    assert compiled == "True" and how.startswith("gpubcast.native.hot_call, built at run time"), done.stdout
+    assert "was built from another hot_call.cpp" in done.stderr and "built it now" in done.stderr
 
 
 CHECK = ("import numpy as np, gpubcast as gb, gpubcast.compiled_calls as c\n"
@@ -163,18 +211,19 @@ CHECK = ("import numpy as np, gpubcast as gb, gpubcast.compiled_calls as c\n"
          "print(c.call is not c._absent_call)\n")
 
 
-def test_off_switch_missing_compiler_and_damaged_library(tmp_path):
+def test_off_switch_missing_compiler_and_damaged_library(tmp_path, unbuilt):
     cache = tmp_path / "cache"
-    off = _python(CHECK, GPUBCAST_COMPILED_CALLS="0", GPUBCAST_CACHE_DIR=str(cache))
+    off = _python(CHECK, unbuilt, GPUBCAST_COMPILED_CALLS="0", GPUBCAST_CACHE_DIR=str(cache))
     assert off.returncode == 0 and off.stdout.strip() == "False" and "unavailable" not in off.stderr
-    none = _python(CHECK, CXX=str(tmp_path / "no-such-compiler"), GPUBCAST_CACHE_DIR=str(cache))
+    none = _python(CHECK, unbuilt, CXX=str(tmp_path / "no-such-compiler"), GPUBCAST_CACHE_DIR=str(cache))
     assert none.returncode == 0 and none.stdout.strip() == "False"
-    assert "compiled hot path is unavailable" in none.stderr
-    on = _python(CHECK, GPUBCAST_CACHE_DIR=str(cache))
+    assert "compiled hot path is unavailable" in none.stderr and "is not built" in none.stderr
+    on = _python(CHECK, unbuilt, GPUBCAST_CACHE_DIR=str(cache))
     assert on.returncode == 0 and on.stdout.strip() == "True", on.stderr
+    assert "is not built" in on.stderr and "built it now" in on.stderr    # the run-time build's one warning
     (lib,) = cache.rglob("hot_call-*.so")
     lib.write_bytes(b"\0not a library" * 10)             # damaged: rebuilt, never loaded
-    again = _python(CHECK, GPUBCAST_CACHE_DIR=str(cache))
+    again = _python(CHECK, unbuilt, GPUBCAST_CACHE_DIR=str(cache))
     assert again.returncode == 0 and again.stdout.strip() == "True", again.stderr
     assert lib.read_bytes()[:4] == b"\x7fELF"
 
@@ -242,9 +291,9 @@ def test_entries_serve_a_forked_child_and_the_parent_after_it():
     _same(gb.add(x, b), x + b)
 
 
-def test_cache_clear_removes_the_library_and_nothing_beside_it(tmp_path):
+def test_cache_clear_removes_the_library_and_nothing_beside_it(tmp_path, unbuilt):
     cache_dir = tmp_path / "cache"
-    built = _python(CHECK, GPUBCAST_CACHE_DIR=str(cache_dir))
+    built = _python(CHECK, unbuilt, GPUBCAST_CACHE_DIR=str(cache_dir))
     assert built.returncode == 0 and built.stdout.strip() == "True", built.stderr
     (lib,) = cache_dir.rglob("hot_call-*.so")
     mine = lib.parent / "notes.txt"
@@ -252,3 +301,104 @@ def test_cache_clear_removes_the_library_and_nothing_beside_it(tmp_path):
     cleared = _python("import gpubcast.cache as c; print(c.clear())", GPUBCAST_CACHE_DIR=str(cache_dir))
     assert cleared.returncode == 0 and int(cleared.stdout) >= 2, cleared.stderr   # the .so and its .sha256
     assert not list(cache_dir.rglob("hot_call-*")) and mine.read_text() == "not gpubcast's"
+
+
+# --- building the library: a compiler that hangs or fails, other threads, no usable cache ---------------
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    """A cache folder the fake compilers' processes share (Numba's rows compiled once; each fake
+    compiler's library has a key of its own)."""
+    return tmp_path_factory.mktemp("cache")
+
+
+def _script(path, body):
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+FAKE_COMPILERS = {
+    "version never returns": "sleep 60\n",
+    "build never returns": 'if [ "$1" = --version ]; then echo "fake c++ 1.0"; exit 0; fi\nsleep 60\n',
+    "build fails": 'if [ "$1" = --version ]; then echo "fake c++ 1.0"; exit 0; fi\n'
+                   'echo "hot_call.cpp:1:1: error: no licence for this compiler" >&2\nexit 1\n',
+}
+#: repeated small calls (the second prepares its runner and builds the library); stderr shows every warning
+REPEATED = ("import time, numpy as np, gpubcast as gb, gpubcast.compiled_calls as c\n"
+            "x = np.arange(6.0)\n"
+            "gb.add(x, 0.0)\n"
+            "t = time.monotonic()\n"
+            "r = [gb.add(x, v) for v in (1.0, 2.0, 3.0, 4.0)]\n"
+            "assert all((a == x + v).all() for a, v in zip(r, (1.0, 2.0, 3.0, 4.0)))\n"
+            "print(c.call is not c._absent_call, round(time.monotonic() - t, 2))\n")
+
+
+@pytest.mark.parametrize("fake", sorted(FAKE_COMPILERS))
+def test_a_compiler_that_hangs_or_fails_leaves_the_python_path_with_one_warning(fake, tmp_path, unbuilt,
+                                                                                 shared_cache):
+    cxx = _script(tmp_path / "fake-c++", FAKE_COMPILERS[fake])
+    done = _python(REPEATED, unbuilt, CXX=str(cxx), GPUBCAST_TOOL_TIMEOUT="1", GPUBCAST_CACHE_DIR=str(shared_cache),
+                   PYTHONWARNINGS="always")
+    assert done.returncode == 0, done.stderr[-3000:]
+    compiled, seconds = done.stdout.split()
+    assert compiled == "False" and float(seconds) < 10, done.stdout
+    assert done.stderr.count("compiled hot path is unavailable") == 1, done.stderr
+    if fake == "build fails":
+        assert "BuildError" in done.stderr and "no licence for this compiler" in done.stderr
+    else:
+        assert "ToolTimeout" in done.stderr and "did not finish within 1 s" in done.stderr
+        assert "GPUBCAST_TOOL_TIMEOUT" in done.stderr
+
+
+BUSY = ("import os, threading, time, gpubcast.compiled_calls as c\n"
+        "builder = threading.Thread(target=c.load)\n"
+        "builder.start()\n"
+        "while not os.path.exists({started!r}):\n"
+        "    time.sleep(0.01)\n"
+        "t = time.monotonic()\n"
+        "meanwhile = c.load()\n"
+        "waited = time.monotonic() - t\n"
+        "builder.join()\n"
+        "print(meanwhile, round(waited, 3), c.load())\n")
+
+
+def test_another_thread_takes_the_python_path_while_the_library_builds(tmp_path, unbuilt):
+    gxx = shutil.which("g++") or shutil.which("c++")
+    if gxx is None:
+        pytest.skip("no C++ compiler on PATH")
+    started = tmp_path / "started"
+    cxx = _script(tmp_path / "slow-c++", f'if [ "$1" != --version ]; then touch {started}; sleep 2; fi\n'
+                                         f'exec {gxx} "$@"\n')
+    done = _python(BUSY.format(started=str(started)), unbuilt, CXX=str(cxx),
+                   GPUBCAST_CACHE_DIR=str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    meanwhile, waited, loaded = done.stdout.split()
+    assert meanwhile == "False" and float(waited) < 0.5, done.stdout   # it did not wait for the compiler
+    assert loaded == "True", done.stderr[-3000:]
+
+
+PRIVATE = ("import os, signal, numpy as np, gpubcast as gb, gpubcast.compiled_calls as c, gpubcast.hostbuild as h\n"
+           "assert c.load()\n"
+           "twice = gb.ElementwiseKernel('float64 x', 'float64 y', 'y = x * 2', 'twice')\n"
+           "assert (twice(np.arange(4.0)) == np.arange(4.0) * 2).all()\n")
+#: how each process ends: normally; after a private build nobody released (removed at exit); killed
+ENDINGS = ["", "h.build_library('cpu', 'spare', 'int f() { return 1; }', ('-shared', '-fPIC'), purpose='test')\n",
+           "os.kill(os.getpid(), signal.SIGKILL)\n"]
+
+
+def test_processes_without_a_usable_cache_leave_no_private_build_behind(tmp_path, unbuilt):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    not_a_folder = tmp_path / "cache-root"
+    not_a_folder.write_text("a regular file where the cache root should be")
+    env = {**os.environ, "TMPDIR": str(temp), "GPUBCAST_CACHE_DIR": str(not_a_folder), "PYTHONPATH": str(unbuilt)}
+    procs = [subprocess.Popen([sys.executable, "-c", PRIVATE + ending], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=unbuilt) for ending in ENDINGS]
+    results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    assert [rc for rc, _ in results] == [0, 0, -9], results
+    assert "cannot be used" in results[0][1]         # the cache warning: the builds were private
+    assert sorted(os.listdir(temp)) == []

@@ -363,7 +363,7 @@ PARAMETRIC_CASES = [(name, dt) for name in ops.PARAMETRIC for dt in checks.EMULA
 
 @pytest.mark.parametrize("name, dtype", PARAMETRIC_CASES, ids=[f"{n}-{d}" for n, d in PARAMETRIC_CASES])
 def test_parametric_activation_every_layout(name, dtype, backends):
-    """An activation's x and two parameters (kernels/variadic.cu): parameters as kernel-argument
+    """An activation's x and two parameters (gpubcast/kernels/variadic.cu): parameters as kernel-argument
     scalars, a row, a column, x's own shape; x contiguous, transposed, flipped."""
     rng = np.random.default_rng(4)
     v = lambda *s: checks.values(rng, dtype, s)
@@ -642,7 +642,7 @@ def _lane_chunks(lc) -> bool:
 @pytest.mark.parametrize("shape", [(9, 512), (9, 8, 64), (9, 8, 56), (5, 4, 32)],
                          ids=["rows", "chunk-rows", "padded-rows", "short-rows"])
 def test_lane_chunks_every_operand_kind(shape, dtype, backends):
-    # lane chunks (kernels/indexing.cuh LANE_CHUNKS): rows of a multiple of 32 * ept (a warp's
+    # lane chunks (gpubcast/kernels/indexing.cuh LANE_CHUNKS): rows of a multiple of 32 * ept (a warp's
     # chunks along one row), of a power of 2 dividing 32 * chunk (chunks rows apart: the rank-6
     # pattern's case), of 56 padded to 64 (PADDED_ROWS: lanes past a row's end and warps past the
     # end run nothing) -- 2 full tiles and a partial one (consecutive elements again, but padded) --

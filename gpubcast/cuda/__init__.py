@@ -1,7 +1,7 @@
 """The CUDA side of gpubcast, below the backend: kernel sources, what to instantiate, how to pack a
 launch, NVRTC compilation and the kernels generated for fused programs.
 
-``sources``   find ``kernels/*.cu`` (installed wheel or checkout) and the CUDA headers
+``sources``   read ``gpubcast/kernels/*.cu`` (package data) and find the CUDA headers
 ``catalog``   C++ types of dtypes, every kernel instantiation the dispatcher can request
 ``launch``    turn (op, plan, operands) into kernel launches: name, packed arguments, grid
 ``compiler``  compile with NVRTC (no GPU needed), cache CUBINs on disk

@@ -1,7 +1,7 @@
-"""Kernel sources (``kernels/*.cu``) and the CUDA headers they include.
+"""Kernel sources (``gpubcast/kernels/*.cu``) and the CUDA headers they include.
 
-The sources live at the top of the repository (``kernels/``) and ship in the wheel as
-``gpubcast/kernels/`` (setup.py copies them).  ``source(family)`` returns a family's
+The sources live in the package, ``gpubcast/kernels/`` (package data: the same folder in a checkout
+and in an installed wheel).  ``source(family)`` returns a family's
 translation unit with gpubcast's own headers inlined, so that a hash of the text (the
 compile cache key) changes whenever any header does.  The CUDA headers (cuda_fp16.h,
 cuda_bf16.h, vector_types.h) are found the same way for NVRTC, for the host emulation
@@ -44,14 +44,11 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 
 @functools.lru_cache(maxsize=1)
 def kernel_dir() -> Path:
-    """The folder holding the ``.cu`` files: the installed package's, else the checkout's."""
-    package = Path(__file__).resolve().parent.parent          # .../gpubcast
-    for candidate in (package / "kernels", package.parent / "kernels"):
-        if (candidate / "indexing.cuh").is_file():
-            return candidate
-    raise FileNotFoundError(
-        f"gpubcast's CUDA kernel sources are missing: looked in {package / 'kernels'} (installed "
-        f"wheel) and {package.parent / 'kernels'} (source checkout); reinstall gpubcast")
+    """The folder holding the ``.cu`` files: the package's ``kernels/``."""
+    folder = Path(__file__).resolve().parent.parent / "kernels"          # .../gpubcast/kernels
+    if not (folder / "indexing.cuh").is_file():
+        raise FileNotFoundError(f"gpubcast's CUDA kernel sources are missing from {folder}; reinstall gpubcast")
+    return folder
 
 
 def _inline(path: Path, seen: set) -> list[str]:

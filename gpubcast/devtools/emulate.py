@@ -430,6 +430,7 @@ class Emulator:
             libs = list(pool.map(lambda chunk: build(*chunk), chunks))
         for (_, names), lib in zip(chunks, libs):
             dll = ctypes.CDLL(str(lib))
+            hostbuild.release(lib)   # a private build (no cache directory): its file removed once loaded
             for i, name in enumerate(names):
                 run = getattr(dll, f"gb_run_{i}")
                 run.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_uint,

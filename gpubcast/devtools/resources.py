@@ -74,19 +74,22 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .. import cache
+from .. import cache, external_tools
 from .. import ops as _ops
 from ..cuda import catalog, compiler, launch
 from ..plan import c_strides
 
 VERBOSE = ("--ptxas-options=-v",)
+#: seconds cuobjdump or nvdisasm may take on one CUBIN (they take well under one); ``--version``'s
+#: (``$GPUBCAST_TOOL_TIMEOUT`` overrides both)
+TOOL_TIMEOUT_S = 120
+VERSION_TIMEOUT_S = 60
 REGS_PER_SM = 65536
 THREADS_PER_SM = 2048
 MAX_BLOCKS_PER_SM = 32
@@ -201,7 +204,8 @@ def _run_tool(name: str, args, cubin: bytes) -> str:
     with tempfile.TemporaryDirectory(prefix="gpubcast-res-") as d:
         path = Path(d) / "k.cubin"
         path.write_bytes(cubin)
-        done = subprocess.run([tool(name), *args, str(path)], capture_output=True, text=True, timeout=120)
+        done = external_tools.run([tool(name), *args, str(path)], timeout=external_tools.timeout(TOOL_TIMEOUT_S),
+                                  what=f"the resource report ({name} {' '.join(args)})")
     if done.returncode:
         raise RuntimeError(f"{name} {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     return done.stdout
@@ -232,7 +236,8 @@ def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
 @functools.cache
 def tool_version(name: str) -> str:
     """The last line of ``name --version`` (e.g. ``Build cuda_13.5.r13.5/compiler.39125733_0``)."""
-    done = subprocess.run([tool(name), "--version"], capture_output=True, text=True, timeout=60)
+    done = external_tools.run([tool(name), "--version"], timeout=external_tools.timeout(VERSION_TIMEOUT_S),
+                              what=f"{name} --version")
     return (done.stdout.strip().splitlines() or [""])[-1]
 
 

@@ -1,5 +1,7 @@
 /* hot_call.cpp -- the compiled hot path: one repeated small call, from the public function to the
- * serial driver, without Python in between (gpubcast/compiled_calls.py builds and loads it).
+ * serial driver, without Python in between: the extension module gpubcast.native.hot_call, built by
+ * setup.py with the package (a source tree that was not built: by gpubcast/compiled_calls.py at run
+ * time); compiled_calls loads it.
  *
  * Contract:
  *   key(out, x1[, x2[, x3]]) -> bytes | None
@@ -21,6 +23,9 @@
  *       the key is not in ``table``, a scalar's value is not one this code converts exactly as
  *       NumPy does (an int beyond the loop dtype, a float beyond float32, ...), out= is read-only,
  *       or the driver rejects the operands (misaligned, out= partially overlapping an input).
+ *   SOURCE_SHA256: str
+ *       The SHA-256 of this file's text when it was built (GB_SOURCE_SHA256, defined by setup.py and
+ *       compiled_calls): compiled_calls loads no module built from another text.
  * Invariant: a call this code answers gets exactly the result the general path would give it.
  */
 #define PY_SSIZE_T_CLEAN
@@ -335,9 +340,18 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gpubcast_hot_call", NULL, -1, methods};
+#ifndef GB_SOURCE_SHA256
+#define GB_SOURCE_SHA256 ""   /* built without the digest: compiled_calls never takes it for this text's build */
+#endif
 
-PyMODINIT_FUNC PyInit_gpubcast_hot_call(void) {
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gpubcast.native.hot_call", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_hot_call(void) {
     import_array();
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddStringConstant(m, "SOURCE_SHA256", GB_SOURCE_SHA256) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
