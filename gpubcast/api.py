@@ -198,7 +198,7 @@ def _clip_bounds(dt: np.dtype, lo, hi) -> tuple:
     A Python int must fit the dtype it computes in (NumPy's ``OverflowError``).
     """
     if dt.kind in "iu" and (type(lo) is int or type(hi) is int):
-        low, high = _int_range(dt)
+        low, high = _dt.int_range(dt)
         lo = None if type(lo) is int and lo <= low else lo
         hi = None if type(hi) is int and hi >= high else hi
     held = _held_by(dt)
@@ -210,12 +210,6 @@ def _clip_bounds(dt: np.dtype, lo, hi) -> tuple:
     common = _dt.result_type((dt, _dt.weak_type(lo), _dt.weak_type(hi)))
     return tuple(_clip_scalar(dt, common, b, name) if is_python_scalar(b) else b
                  for b, name in ((lo, "min"), (hi, "max")))
-
-
-@functools.cache
-def _int_range(dt: np.dtype) -> tuple[int, int]:
-    info = np.iinfo(dt)
-    return int(info.min), int(info.max)
 
 
 @functools.cache

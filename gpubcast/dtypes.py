@@ -41,6 +41,13 @@ def dtype_of(x) -> np.dtype:
 
 
 @functools.cache
+def int_range(dt: np.dtype) -> tuple[int, int]:
+    """Integer type ``dt``'s lowest and highest values, as Python ints."""
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+@functools.cache
 def finite_max(dt: np.dtype) -> float:
     """The largest finite value of float type ``dt`` (C++'s ``numeric_limits<T>::max()``)."""
     return float(ml_dtypes.finfo(dt).max)
