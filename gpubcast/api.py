@@ -10,6 +10,7 @@ operands broadcast to x (``unidirectional``); ``gelu`` takes ``approximate='none
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -127,9 +128,9 @@ def isinf(x, /, out=None, *, detect_positive=True, detect_negative=True, dtype=N
         return _ISINF(x, out, dtype=dtype, backend=backend)
     if not (positive or negative):   # detects nothing: false everywhere, x's shape and checks
         return _LOGICAL_AND(_ISINF(x, dtype=dtype, backend=backend), False, out, backend=backend)
-    if _dt.kind(_dtype_of(x)) == "c":
+    if _dt.kind(_dt.dtype_of(x)) == "c":
         raise TypeError(f"isinf: detect_{'positive' if positive else 'negative'} alone is not defined for complex "
-                        f"input ({_dtype_of(x)}): which part's sign counts is ambiguous, as in np.isposinf")
+                        f"input ({_dt.dtype_of(x)}): which part's sign counts is ambiguous, as in np.isposinf")
     # x == +inf / x == -inf: one comparison, exact in every type (integers and bools: never)
     return _EQUAL(x, math.inf if positive else -math.inf, out, dtype=dtype, backend=backend)
 
@@ -174,14 +175,21 @@ _CAST_TABLES = OptionTables("cast")
 
 
 def clip(x, /, min=None, max=None, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names
-    """``minimum(maximum(x, min), max)``: NumPy 2's ``clip`` and ONNX Clip (nan in x stays nan,
-    min > max gives max); a bound None is no bound, otherwise it broadcasts with ``x`` under
-    ``broadcast``.  A Python int bound beyond an integer ``x``'s dtype clips nothing, as NumPy's.
+    """``minimum(maximum(x, min), max)``: NumPy 2's ``clip`` (nan in x stays nan, a NaN bound gives
+    NaN, min > max gives max); a bound None is no bound, otherwise it broadcasts with ``x`` under
+    ``broadcast``.  As NumPy's: on an integer ``x``, a Python int bound at or beyond the end of x's
+    dtype on its own side (``min <= iinfo.min``, ``max >= iinfo.max``) clips nothing, one beyond the
+    other end is an ``OverflowError``; with two bounds the dtype is that of all three together.
     ``min`` and ``max`` may be passed by name (NumPy 2 and the Array API's ``clip(x, /, min, max)``)."""
     rule = _rule(broadcast)
-    lo, hi = _clip_bound(x, min), _clip_bound(x, max)
+    dt = getattr(x, "dtype", None)
+    if dt is None:            # NumPy clips np.asarray(x)
+        x = np.asarray(x)
+        dt = x.dtype
+    kept = _kept_by(dt)
+    lo, hi = (min, max) if type(min) in kept and type(max) in kept else _clip_bounds(dt, min, max)
     if lo is None and hi is None:
-        return cast(x, _dtype_of(x), out=out, backend=backend)
+        return cast(x, dt, out=out, backend=backend)
     if hi is None:
         return _MAXIMUM(x, lo, out, broadcast=rule, backend=backend)
     y = x if lo is None else _MAXIMUM(x, lo, broadcast=rule, backend=backend)
@@ -191,18 +199,70 @@ def clip(x, /, min=None, max=None, out=None, *, broadcast="numpy", backend=None)
 _MAXIMUM, _MINIMUM = globals()["maximum"], globals()["minimum"]
 
 
-def _clip_bound(x, bound):
-    if type(bound) is not int:
-        return bound
-    dt = _dtype_of(x)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return min(max(bound, int(info.min)), int(info.max))
+def _clip_bounds(dt: np.dtype, lo, hi) -> tuple:
+    """``clip``'s bounds as NumPy 2 reads them (``numpy/_core/_methods.py: _clip``), for ``x`` of ``dt``.
+
+    A Python int at or beyond the end of an integer dtype on its own side is no bound.  With two
+    bounds NumPy calls one ufunc over all three, so a Python scalar bound that ``dt`` does not hold
+    (a float bound of integer data, next to a strong bound of a wider type) is converted to the
+    three's common dtype first: ``minimum(maximum(...))`` then computes what that ufunc computes.
+    A Python int must fit the dtype it computes in (NumPy's ``OverflowError``).
+    """
+    if dt.kind in "iu" and (type(lo) is int or type(hi) is int):
+        low, high = _dt.int_range(dt)
+        lo = None if type(lo) is int and lo <= low else lo
+        hi = None if type(hi) is int and hi >= high else hi
+    held = _held_by(dt)
+    if type(lo) in held and type(hi) in held:   # computed in x's dtype
+        return _fitting(dt, lo, "min"), _fitting(dt, hi, "max")
+    if lo is None or hi is None or not (is_python_scalar(lo) or is_python_scalar(hi)):
+        return lo, hi                     # one operand of x's, or strong bounds: as NumPy's one ufunc
+    lo, hi = (b if is_python_scalar(b) or hasattr(b, "dtype") else np.asarray(b) for b in (lo, hi))
+    common = _dt.result_type((dt, _dt.weak_type(lo), _dt.weak_type(hi)))
+    return tuple(_clip_scalar(dt, common, b, name) if is_python_scalar(b) else b
+                 for b, name in ((lo, "min"), (hi, "max")))
+
+
+@functools.cache
+def _kept_by(dt: np.dtype) -> tuple:
+    """The bound types ``clip`` passes on as they are for ``x`` of ``dt``: those it holds, but a Python
+    int for integer ``x`` (its range decides)."""
+    return tuple(t for t in _held_by(dt) if not (t is int and dt.kind in "iu"))
+
+
+@functools.cache
+def _held_by(dt: np.dtype) -> tuple:
+    """The Python scalar types whose weak values an array of ``dt`` computes in ``dt`` (NEP 50), and
+    None's type (no bound)."""
+    kinds = {"b": (bool,), "i": (bool, int), "u": (bool, int), "f": (bool, int, float),
+             "c": (bool, int, float, complex)}
+    return (type(None), *kinds.get(_dt.kind(dt), ()))
+
+
+def _fitting(dt: np.dtype, bound, name: str):
+    """``bound``, checked: a Python int computed in integer dtype ``dt`` must fit it."""
+    if type(bound) is int and dt.kind in "iu" and not _dt.fits(bound, dt):
+        raise OverflowError(f"clip: {name}={_shown(bound)} is out of bounds for {dt} (NumPy 2 raises here too); "
+                            f"convert x to a wider dtype first")
     return bound
 
 
-def _dtype_of(x):
-    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+def _shown(n: int) -> str:
+    """A Python int for a message: written out, or its size when it is long."""
+    digits = str(n).lstrip("-")   # (abs here is gpubcast's)
+    return str(n) if len(digits) <= 30 else f"<a Python int of {len(digits)} digits>"
+
+
+def _clip_scalar(dt: np.dtype, common: np.dtype, bound, name: str):
+    """Python scalar ``bound`` of a clip of ``x`` of ``dt``, in the bounds' ``common`` dtype: as it is where
+    ``minimum`` / ``maximum`` with x compute in ``common`` anyway, else a 0-d array of ``common``."""
+    bound = _fitting(common, bound, name)
+    if _dt.result_type((dt, type(bound))) == common:
+        return bound
+    try:
+        return np.asarray(bound, dtype=common)
+    except OverflowError as e:    # a Python int no float holds
+        raise OverflowError(f"clip: {name}={_shown(bound)}: {e}") from None
 
 
 def where(condition, x, y, /, out=None, *, broadcast="numpy", axis=-1, backend=None):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 
@@ -31,6 +33,33 @@ def weak_type(x):
     if t in (int, float, complex):
         return t
     return x.dtype
+
+
+def dtype_of(x) -> np.dtype:
+    """``x``'s dtype; a Python scalar's (or a list's) as NumPy holds it (``np.asarray(x).dtype``)."""
+    return np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
+
+
+@functools.cache
+def int_range(dt: np.dtype) -> tuple[int, int]:
+    """Integer type ``dt``'s lowest and highest values, as Python ints."""
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+@functools.cache
+def finite_max(dt: np.dtype) -> float:
+    """The largest finite value of float type ``dt`` (C++'s ``numeric_limits<T>::max()``)."""
+    return float(ml_dtypes.finfo(dt).max)
+
+
+def in_float_type(value: float, dt: np.dtype) -> float:
+    """Python float ``value`` as float type ``dt`` holds it, as a Python float: beyond dt's range, its
+    +-inf (or its largest value, as rounding gives), without NumPy's overflow warning; NaN stays NaN."""
+    if abs(value) <= finite_max(dt) or value != value:
+        return value
+    with np.errstate(over="ignore"):
+        return float(np.asarray(value, dtype=dt))
 
 
 def fits(value: int, dt: np.dtype) -> bool:

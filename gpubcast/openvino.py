@@ -41,6 +41,7 @@ import math
 
 from . import api, ops
 from . import dtypes as _dt
+from .attributes import float_attribute
 from .dispatch import apply
 from .onnx.constraints import BOOL, FLOATS, NUMERIC, constrain, hot_path
 
@@ -226,7 +227,7 @@ def _scalar_input(op: str, name: str, value, shape: tuple):
 def Elu(data, /, *, alpha, backend=None):
     """OpenVINO Elu-1(data, alpha): x if x > 0 else alpha * (exp(x) - 1); ``alpha`` a float attribute."""
     (data,) = constrain("Elu", (data,), FLOATS, ("data",), spec=_SPEC)
-    return api.elu(data, float(alpha), backend=backend)
+    return api.elu(data, float_attribute("Elu", "alpha", alpha), backend=backend)
 
 
 def Gelu(data, /, *, approximation_mode="erf", backend=None):
@@ -265,13 +266,31 @@ def HardSigmoid(data, alpha, beta, /, *, backend=None):
 
 
 def Clamp(data, /, *, min, max, backend=None):  # noqa: A002 - OpenVINO's attribute names
-    """OpenVINO Clamp-1(data, min, max): min(max(x, min), max), any numeric type; for integer data
-    ``min`` is rounded up and ``max`` down (the spec's ceil / floor), floats keep NaN."""
+    """OpenVINO Clamp-1(data, min, max): min(max(x, min), max), any numeric type.
+
+    ``min`` and ``max`` are float attributes with min <= max (a NaN bound, or min > max, is a
+    ``ValueError``, as OpenVINO refuses such a node); +-inf are allowed.  Floats keep NaN.  For integer
+    data ``min`` is rounded up and ``max`` down (the spec's ceil / floor), each then saturated to the
+    data type's range, as OpenVINO's reference evaluation does (-inf: the type's lowest value)."""
+    lo, hi = float_attribute("Clamp", "min", min), float_attribute("Clamp", "max", max)
+    if not lo <= hi:
+        raise ValueError(f"Clamp: attributes 'min' and 'max' must be numbers with min <= max (OpenVINO refuses "
+                         f"other bounds), got min={lo!r}, max={hi!r}")
     (data,) = constrain("Clamp", (data,), NUMERIC, ("data",), spec=_SPEC)
-    lo, hi = float(min), float(max)
-    if _dt.kind(_dt.weak_type(data)) in "iu":
-        lo, hi = math.ceil(lo), math.floor(hi)
+    dt = _dt.dtype_of(data)
+    if _dt.kind(dt) in "iu":
+        lo, hi = _integer_bound(dt, lo, math.ceil), _integer_bound(dt, hi, math.floor)
+    elif _dt.kind(dt) == "f":
+        lo, hi = _dt.in_float_type(lo, dt), _dt.in_float_type(hi, dt)
     return api.clip(data, lo, hi, backend=backend)
+
+
+def _integer_bound(dt, bound: float, rounded) -> int:
+    """A Clamp bound for integer data of ``dt``: ``rounded`` (ceil / floor), within dt's range."""
+    low, high = _dt.int_range(dt)
+    if math.isinf(bound):
+        return low if bound < 0 else high
+    return min(max(rounded(bound), low), high)
 
 
 #: every operator this module implements, by OpenVINO name

@@ -311,6 +311,90 @@ def test_mixed_types_raise_in_both(op):
         getattr(gx, op)(*arrays)
 
 
+#: Clip's bounds (None: omitted), the float ones with NaN and infinities; the ints on every integer type
+CLIP_BOUNDS = [(None, None), (None, 1), (0, None), (0, 1), (3, 1), (-1, -1)]
+CLIP_FLOAT_BOUNDS = [(np.nan, 1), (-1, np.nan), (np.nan, np.nan), (-np.inf, 1), (1, np.inf), (np.inf, -np.inf),
+                     (None, -np.inf), (-0.0, 0.0)]
+CLIP_TYPES = ("int8", "int32", "int64", "uint8", "uint64") + FLOATS
+
+
+@pytest.mark.parametrize("dtype", CLIP_TYPES)
+def test_clip(dtype):
+    """Clip-13 with its bounds as inputs: an omitted bound is T's lowest / highest value (so +-inf become
+    finite), a NaN bound bounds nothing, min > max gives max; by the function (0-d arrays and Python
+    scalars) and the backend."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        x = np.array([-5, -1.5, -0.0, 0, 1, 2.5, np.nan, np.inf, -np.inf, np.finfo(dt).max], dt)
+        cases = CLIP_BOUNDS + CLIP_FLOAT_BOUNDS
+    else:
+        info = np.iinfo(dt)
+        x = np.array([info.min, 0, 1, 3, 100, info.max], dt)
+        cases = CLIP_BOUNDS if info.min else [(lo, hi) for lo, hi in CLIP_BOUNDS if (lo or 0) >= 0 <= (hi or 0)]
+    for lo, hi in cases:
+        bounds = [None if b is None else np.array(b, dt) for b in (lo, hi)]
+        while bounds and bounds[-1] is None:
+            bounds.pop()
+        arrays = [x, *bounds]
+        expected = ort_run("Clip", arrays, opset=13)
+        check("Clip", arrays, lambda: gx.Clip(*arrays))
+        scalars = [None if b is None else (float(b) if dt.kind == "f" else int(b)) for b in bounds]
+        assert_same(gx.Clip(x, *scalars), expected, f"Clip({dtype}, {scalars}) with Python scalar bounds")
+
+
+def test_clip_with_bounds_computed_in_a_fused_chain():
+    """Clip after Relu, its bounds graph inputs (traced values in the fused chain): a NaN bound still bounds
+    nothing, an omitted one is float's lowest."""
+    x = np.array([-3, -0.5, 0, 0.5, 2, np.inf, np.nan], np.float32)
+    f32 = onnx.TensorProto.FLOAT
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["n"]),
+         helper.make_node("Clip", ["n", "lo"], ["y"])], "chain",
+        [helper.make_tensor_value_info(n, f32, s) for n, s in (("x", x.shape), ("lo", ()))],
+        [helper.make_tensor_value_info("y", f32, x.shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 10
+    session = ort.InferenceSession(model.SerializeToString(), _SESSION, providers=["CPUExecutionProvider"])
+    rep = GpubcastBackend.prepare(model)
+    for lo in (np.nan, -1.0, -np.inf):
+        feed = {"x": x, "lo": np.array(lo, np.float32)}
+        expected = session.run(None, feed)[0]
+        assert_same(rep.run([x, feed["lo"]])[0], expected, f"lo={lo}")
+
+
+def test_clip_on_the_cuda_device(cupy):
+    x = np.array([-5, 0, 2.5, np.nan, np.inf, -np.inf], np.float32)
+    for lo, hi in ((np.nan, 1), (0, np.nan), (None, 1), (3, 1)):
+        bounds = [None if b is None else np.array(b, np.float32) for b in (lo, hi)]
+        expected = gx.Clip(x, *bounds)
+        got = gx.Clip(cupy.asarray(x), *(None if b is None else cupy.asarray(b) for b in bounds))
+        assert_same(cupy.asnumpy(got), expected, f"cuda Clip({lo}, {hi})")
+
+
+def test_clip_python_int_bounds_must_fit_the_type():
+    x = np.arange(-2, 3, dtype=np.int8)
+    for bounds in ((1000, None), (None, 1000), (-1000, 0), (0, -1000)):
+        with pytest.raises(OverflowError, match=r"Clip: (min|max)=-?1000 is out of range of tensor\(int8\)"):
+            gx.Clip(x, *bounds)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_clip_6_attributes(dtype):
+    """Clip-6 (opset 6..10) takes its bounds as float attributes, +-FLT_MAX when omitted (float16's +-inf);
+    ONNX Runtime refuses a node with min > max or a NaN bound, so does the backend."""
+    x = np.array([6e4, -np.inf, np.inf, 0.5, np.nan, -2.0], dtype)
+    for attributes in ({}, {"min": 0.0}, {"max": 1.0}, {"min": -1.0, "max": 1.0}, {"min": -np.inf}):
+        expected = ort_run("Clip", [x], opset=10, **attributes)
+        model = one_node_model("Clip", [x], output=expected, opset=10, **attributes)
+        assert_same(GpubcastBackend.run_model(model, [x])[0], expected, f"Clip-6 {attributes}")
+    for attributes in ({"min": 3.0, "max": 1.0}, {"min": np.nan}, {"max": np.nan}):
+        with pytest.raises(OrtFail):
+            ort_run("Clip", [x], opset=10, **attributes)
+        model = one_node_model("Clip", [x], output=x, opset=10, **attributes)
+        with pytest.raises(ValueError, match=r"Clip-6's attributes need min <= max"):
+            GpubcastBackend.prepare(model)
+
+
 # --- where ONNX Runtime departs from the ONNX specification (each in the README) ----
 
 def test_difference_prelu_slope_is_unidirectional():

@@ -447,6 +447,61 @@ def test_broadcast_values(opset, mode):
 
 # --- where the OpenVINO CPU plugin departs from the written rules (each in the README) ------------
 
+#: Clamp's (min, max) attributes: fractional, infinite and out-of-range bounds of integer data
+CLAMP_BOUNDS = [(-np.inf, 2.0), (-2.5, 2.5), (-2.4, 2.6), (-2.6, 2.4), (-np.inf, np.inf), (1e30, 2e30),
+                (-2e30, -1e30), (2.0**31, 2.0**32), (2147483647.0, 3e9), (-3e9, -2147483648.0), (0.0, 0.0),
+                (3.0, 3.0), (100.2, 300.5), (-1e19, 1e19), (2.0**63, np.inf), (-0.5, 200.0)]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # NumPy's float16 cast of the bounds 1e30 in the oracle's data
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                                   "float16", "float32"])
+def test_clamp_against_the_reference_evaluation(dtype):
+    """Integer data: min rounded up, max down, each saturated to the type's range (-inf: its lowest value);
+    float data: the bounds in its type, NaN kept -- as OpenVINO's reference evaluation of Clamp-1."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        x = np.array([-5, -2.5, 0, 1, 3, 300, 1e4, np.inf, -np.inf, np.nan], dt)
+    else:
+        info = np.iinfo(dt)
+        values = [int(info.min), -5, -3, -2, 0, 1, 2, 3, 100, 200, 2**31, 2**40, int(info.max)]
+        x = np.array([v for v in values if info.min <= v <= info.max], dt)
+    for lo, hi in CLAMP_BOUNDS:
+        expected = evaluate("Clamp", [x], min=lo, max=hi)
+        got = gv.Clamp(x, min=lo, max=hi)
+        assert got.dtype == expected.dtype, (dtype, lo, hi)
+        np.testing.assert_array_equal(got, expected, err_msg=f"Clamp({dtype}, min={lo}, max={hi})")
+
+
+def test_clamp_refuses_nan_and_min_above_max():
+    x = np.arange(-3, 4, dtype=np.int32)
+    p = ops1.parameter([7], ov.Type.i32)
+    for lo, hi in ((3.0, 1.0), (1.5, 1.2), (np.nan, 2.0), (-1.0, np.nan)):
+        with pytest.raises(RuntimeError, match="m_min <= m_max"):
+            node("Clamp", [p], min=lo, max=hi)
+        with pytest.raises(ValueError, match=r"Clamp: attributes 'min' and 'max' must be numbers with min <= max"):
+            gv.Clamp(x, min=lo, max=hi)
+
+
+def test_difference_clamp_bounds_within_one_unit():
+    """min <= max with ceil(min) > floor(max) on integer data: the written formula min(max(x, 2), 1) gives
+    1 everywhere, as gpubcast and the CPU plugin (i32) do; the reference evaluation (x < 2 ? 2 : x > 1 ? 1 :
+    x) gives 2 below 2."""
+    x = np.array([-5, 0, 1, 2, 3], np.int32)
+    (theirs,) = run([x], lambda p: [node("Clamp", [p], min=1.5, max=1.7)])
+    np.testing.assert_array_equal(theirs, [1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(gv.Clamp(x, min=1.5, max=1.7), [1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(evaluate("Clamp", [x], min=1.5, max=1.7), [2, 2, 2, 1, 1])
+
+
+@pytest.mark.parametrize("alpha", [np.nan, np.inf, -np.inf, -1.0])
+def test_elu_non_finite_alpha(alpha):
+    """Elu-1 takes any float alpha; at x = 0 it is alpha * (exp(0) - 1), NaN for an infinite or NaN alpha."""
+    x = np.array([-3, -1, -0.25, 0, 0.25, 1, 3, np.nan, np.inf, -np.inf], np.float32)
+    (theirs,) = run([x], lambda p: [node("Elu", [p], alpha=alpha)])
+    np.testing.assert_allclose(gv.Elu(x, alpha=alpha), theirs, rtol=2e-6, equal_nan=True)
+
+
 def f32(*v):
     return np.array(v, np.float32)
 

@@ -34,10 +34,13 @@ ONNX semantics, where they differ from the NumPy-style API:
 from __future__ import annotations
 
 import importlib
+import math
 
 import numpy as np
 
 from .. import api, backends, ops
+from .. import dtypes as _dt
+from ..attributes import float_attribute, int_attribute
 from ..dtypes import bfloat16
 from ..dispatch import apply
 from ..rules import broadcast_shapes
@@ -263,9 +266,9 @@ def PRelu(X, slope, /, *, backend=None):
     return api.prelu(X, slope, backend=backend)
 
 
-def _coefficient(v):
-    """A Gemm scale as a weak Python scalar; integral values as int, so integer tensors stay integer."""
-    v = float(v)
+def _coefficient(name: str, v):
+    """Gemm's scale ``name`` as a weak Python scalar; integral values as int, so integer tensors stay integer."""
+    v = float_attribute("Gemm", name, v)
     return int(v) if v.is_integer() else v
 
 
@@ -279,6 +282,8 @@ def Gemm(A, B, C=None, /, *, alpha=1.0, beta=1.0, transA=0, transB=0, backend=No
     but not read.  A, B and C share one type; an integer Gemm with a non-integral
     alpha or beta computes in float64 and truncates back, as the ONNX reference does.
     """
+    alpha, beta = _coefficient("alpha", alpha), _coefficient("beta", beta)
+    transA, transB = int_attribute("Gemm", "transA", transA), int_attribute("Gemm", "transB", transB)
     names = _AB + (("C",) if C is not None else ())
     inputs = constrain("Gemm", (A, B) + ((C,) if C is not None else ()), PRELU_GEMM, names)
     be = backends.select(inputs, None, backend)
@@ -296,23 +301,51 @@ def Gemm(A, B, C=None, /, *, alpha=1.0, beta=1.0, transA=0, transB=0, backend=No
         C = inputs[2]
         broadcast_shapes(product.shape, tuple(getattr(C, "shape", ())), rule="unidirectional")
     if C is not None and beta != 0:
-        result = apply(ops.get("axpby"), (_coefficient(alpha), product, _coefficient(beta), C), backend=be.name)
+        result = apply(ops.get("axpby"), (alpha, product, beta, C), backend=be.name)
     elif alpha != 1:
-        result = apply(ops.get("multiply"), (product, _coefficient(alpha)), backend=be.name)
+        result = apply(ops.get("multiply"), (product, alpha), backend=be.name)
     else:
         return product
     return _cast(result, product.dtype, be)
 
 
 def Clip(input, min=None, max=None, *, backend=None):  # noqa: A002 - ONNX's names
-    """ONNX Clip(input, min, max): input limited to [min, max]; min / max are optional (None: no
-    bound), as inputs (Clip-11+, 0-d tensors) or as Clip-6's attributes (floats), and broadcast with
-    input.  min > max gives max everywhere; NaN stays NaN.  All share one type T (numeric)."""
+    """ONNX Clip(input, min, max): input limited to [min, max], as ONNX Runtime computes it.
+
+    ``min`` / ``max`` are optional, as inputs (Clip-11+, 0-d tensors) or as Clip-6's attributes
+    (floats), and broadcast with input.  All share one type T (numeric).  A missing bound is T's
+    lowest / highest finite value (the spec's ``numeric_limits``: a float input's -inf / +inf become
+    them); a NaN bound bounds nothing (ONNX Runtime's max / min keep x); min > max gives max
+    everywhere; NaN in input stays NaN.  A Python int bound must fit T (``OverflowError``)."""
     names = ("input", "min", "max")
     given = [(n, x) for n, x in zip(names, (input, min, max)) if x is not None]
     checked = dict(zip((n for n, _ in given), constrain("Clip", [x for _, x in given], NUMERIC,
                                                          tuple(n for n, _ in given))))
-    return api.clip(checked["input"], checked.get("min"), checked.get("max"), backend=backend)
+    x = checked["input"]
+    dt = _dt.dtype_of(x)
+    lo, hi = (_clip_bound(dt, name, checked.get(name), backend) for name in ("min", "max"))
+    return api.clip(x, lo, hi, backend=backend)
+
+
+def _clip_bound(dt: np.dtype, name: str, bound, backend):
+    """A Clip bound as ONNX Runtime reads it, for an input of ``dt`` (see ``Clip``); None: no bound."""
+    low = name == "min"
+    if _dt.kind(dt) != "f":   # integers: a missing bound clips nothing, a Python int must fit
+        if type(bound) is int and not _dt.fits(bound, dt):
+            raise OverflowError(f"Clip: {name}={bound} is out of range of tensor({type_name(dt)}); ONNX's "
+                                f"bounds have the input's type")
+        return bound
+    if bound is None:         # numeric_limits<T>::lowest() / max()
+        return -_dt.finite_max(dt) if low else _dt.finite_max(dt)
+    nothing = -math.inf if low else math.inf
+    if _dt.is_python_scalar(bound):  # (Clip-6's default +-FLT_MAX: float16's +-inf)
+        return nothing if bound != bound else _dt.in_float_type(bound, dt)
+    if isinstance(bound, np.generic):
+        return nothing if bound != bound else bound
+    if isinstance(bound, np.ndarray):  # read on the host: NaN-free bounds (the usual) pass unchanged
+        nan = np.isnan(bound)
+        return np.where(nan, nothing, bound).astype(bound.dtype) if nan.any() else bound
+    return api.where(api.isnan(bound, backend=backend), nothing, bound, backend=backend)  # on the device, traced
 
 
 #: ONNX TensorProto element types -> the dtypes gpubcast computes in (onnx.helper's mapping)
@@ -391,7 +424,7 @@ _ACTIVATIONS = {
     "HardSwish": ("hard_swish", FLOATS, "X", (), "X * max(0, min(1, X / 6 + 1 / 2))"),
     "Mish": ("mish", FLOATS, "X", (), "X * tanh(softplus(X))"),
     "LeakyRelu": ("leaky_relu", FLOATS, "X", (("alpha", _f32(0.01)),), "X if X >= 0 else alpha * X"),
-    "Elu": ("elu", FLOATS, "X", (("alpha", 1.0),), "X if X > 0 else alpha * (exp(X) - 1)"),
+    "Elu": ("elu", FLOATS, "X", (("alpha", 1.0),), "X if X >= 0 else alpha * (exp(X) - 1)"),
     "Celu": ("celu", FLOATS, "X", (("alpha", 1.0),), "max(0, X) + min(0, alpha * (exp(X / alpha) - 1))"),
     "ThresholdedRelu": ("thresholded_relu", FLOATS, "X", (("alpha", 1.0),), "X if X > alpha else 0"),
     "Selu": ("selu", FLOATS, "X", (("alpha", _f32(1.67326319217681884765625)),
@@ -420,8 +453,10 @@ def _activation(name: str, op_name: str, allowed, input_name: str, attributes, w
             raise TypeError(f"{name}: unknown attribute(s) {', '.join(unknown)}; {name} takes "
                             f"{', '.join(names) or 'none'}")
         (X,) = constrain(name, (X,), allowed, (input_name,))
-        params = [float(attrs.get(a, defaults[a])) for a in names]
+        params = [float_attribute(name, a, attrs.get(a, defaults[a])) for a in names]
         result = apply(op, (X, *params), rule="unidirectional" if params else "numpy", backend=backend)
+        if name == "Elu" and not 0 <= params[0] < math.inf:  # ONNX: X itself at X >= 0 (alpha * 0 is not 0)
+            result = api.where(api.greater_equal(X, 0, backend=backend), X, result, backend=backend)
         if hasattr(X, "dtype") and np.dtype(X.dtype).kind in "iu":  # Shrink on integers: back to X's type
             result = api.cast(result, X.dtype, backend=backend)
         return result
@@ -458,7 +493,9 @@ def IsInf(X, /, *, detect_negative=1, detect_positive=1, backend=None):
     it detects (-inf with detect_negative, +inf with detect_positive), as tensor(bool).  Type
     constraint T1: tensor(bfloat16), tensor(double), tensor(float), tensor(float16)."""
     (X,) = constrain("IsInf", (X,), FLOATS, ("X",), param="T1")
-    return api.isinf(X, detect_positive=bool(detect_positive), detect_negative=bool(detect_negative), backend=backend)
+    positive, negative = (bool(int_attribute("IsInf", name, v)) for name, v in (("detect_positive", detect_positive),
+                                                                                ("detect_negative", detect_negative)))
+    return api.isinf(X, detect_positive=positive, detect_negative=negative, backend=backend)
 
 
 #: every operator this module implements, by ONNX name

@@ -52,6 +52,7 @@ from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
 from .. import backends
+from ..attributes import float_attribute
 from . import OPERATORS
 from .constraints import type_name
 
@@ -71,9 +72,10 @@ ATTRIBUTES = {"Mod": ("fmod",), "BitShift": ("direction",), "Gemm": ("alpha", "b
               "Constant": ("value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
                            "value_strings")}
 #: operators whose omitted attributes take the defaults of the node's opset version (Selu-1's alpha and
-#: gamma are rounder than Selu-6's), not the gpubcast.onnx function's (the latest version's)
+#: gamma are rounder than Selu-6's; Clip-6's bounds are +-FLT_MAX, whatever T), not the gpubcast.onnx
+#: function's (the latest version's)
 VERSIONED_DEFAULTS = {"Softplus", "Softsign", "HardSwish", "Mish", "LeakyRelu", "Elu", "Celu", "ThresholdedRelu",
-                      "Selu", "HardSigmoid", "Shrink", "Gelu"}
+                      "Selu", "HardSigmoid", "Shrink", "Gelu", "Clip"}
 #: operators whose omitted optional inputs ("" in the node) are passed as None, wherever they are
 OPTIONAL_INPUTS = {"Clip"}
 #: operators that are not elementwise chains' links: Gemm (a matrix product), Pow (its result is
@@ -127,6 +129,11 @@ def compile_node(node: onnx.NodeProto, opset: int) -> _Step:
         for name, attr in schema.attributes.items():
             if name not in attributes and name != "consumed_inputs" and attr.default_value.name:
                 attributes[name] = _attribute(helper.get_attribute_value(attr.default_value))
+    if node.op_type == "Clip" and attributes:   # Clip-6's attribute bounds, checked as ONNX Runtime does
+        lo, hi = (float_attribute("Clip", name, attributes[name]) for name in ("min", "max"))
+        if not lo <= hi:
+            raise ValueError(f"gpubcast.onnx.backend: {label}: Clip-6's attributes need min <= max (ONNX Runtime "
+                             f"refuses the node), got min={lo!r}, max={hi!r}")
     if len(node.output) != 1:
         raise NotImplementedError(f"gpubcast.onnx.backend: {label} has {len(node.output)} outputs; "
                                   f"{node.op_type} has exactly one")
