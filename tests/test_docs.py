@@ -136,3 +136,35 @@ def test_readme_reads_in_two_minutes():
     setup = lines.index("## Set up and run (a fresh machine needs only Python >= 3.11 and make)")
     commands = [line.split("#")[0].strip() for line in lines[setup:] if line.startswith("make ")]
     assert commands[:2] == ["make run", "make test"]
+
+
+# --- docstrings as written --------------------------------------------------------------------------
+
+def _docutils_messages(text: str) -> list[str]:
+    from docutils.core import publish_doctree
+    from docutils.nodes import system_message
+
+    tree = publish_doctree(text, settings_overrides={"report_level": 5, "halt_level": 5})
+    return [m.astext() for m in tree.findall(system_message)]
+
+
+def test_plain_text_docstrings_render_as_written():
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        from gpubcast_docs import plain_text_as_rst
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "_ext"))
+    doc = ["|x| (the modulus), x1 ** x2 and x_ are text; ``a * b`` and `axis` are code.", "",
+           "broadcast: 'numpy' (default) or 'pdpd' (x2 placed onto x1 at `axis`,",
+           "    default -1) or 'none'.",
+           "out: array to write into.", "",
+           "Rules:", "- one", "  continued", "- two", "After the list.", "",
+           "    @gpubcast.fuse",
+           "    def f(x): return x * 2     # an example, kept verbatim", "",
+           "-----"]
+    assert _docutils_messages("\n".join(doc)) != []          # as reStructuredText: warnings and errors
+    rst = plain_text_as_rst(doc)
+    assert _docutils_messages("\n".join(rst)) == []
+    assert rst[0] == r"\|x\| (the modulus), x1 \*\* x2 and x\_ are text; ``a * b`` and `axis` are code."
+    assert "default -1) or 'none'." in rst                  # a continuation line joins its paragraph
+    assert ["::", "", "        @gpubcast.fuse"] == rst[rst.index("::"):rst.index("::") + 3]

@@ -17,7 +17,7 @@ import pytest
 from conftest import GPU
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts)]
 _FENCE = re.compile(r"^(`{3,})(.*)$")
 
 

@@ -101,13 +101,14 @@ def _function_of(op: ops.Op) -> str:
     if op.name in _PUBLIC:
         names = [f"`{op.name}`", *(f"`{a}`" for a in sorted(_ALIASES_OF.get(op.name, ())))]
         return ", ".join(names)
-    return {"div_trunc": "ONNX `Div`, OpenVINO `Divide(m_pythondiv=False)`, `Mod`",
+    return {"div_trunc": "ONNX `Div`; OpenVINO `Divide` (floats, integers with `m_pythondiv=False`)",
             "sum": "ONNX `Sum`", "mean": "ONNX `Mean`", "max": "ONNX `Max`", "min": "ONNX `Min`",
             "axpby": "ONNX `Gemm`'s epilogue",
             "copy": "`broadcast_to`, `expand`, ONNX `Expand`, OpenVINO `Broadcast`"}.get(op.name, "(internal)")
 
 
 def ops_table(group: str) -> list[str]:
+    """A Markdown table of the group's ops: the function, the arity, the accepted kinds, ``Op.doc``."""
     rows = ["| op | function | arity | accepts | computes |", "|---|---|---|---|---|"]
     for op in GROUPS[group]:
         arity = "1..N" if op.arity is None else str(op.arity)
@@ -127,6 +128,7 @@ def _output(op: ops.Op, dt: np.dtype) -> str | None:
 
 
 def dtypes_table(group: str) -> list[str]:
+    """A Markdown table: per op of the group, the output dtype for inputs of each dtype of ``DTYPES``."""
     from gpubcast.cuda import catalog
 
     rows = ["| op | " + " | ".join(_SHORT[str(t)] for t in DTYPES) + " |",
@@ -146,6 +148,7 @@ def dtypes_table(group: str) -> list[str]:
 
 
 def accuracy_table() -> list[str]:
+    """A Markdown table of ``ops.MATH_FUNCTION_ULPS``."""
     rows = ["| function | float16 | bfloat16 | float32 | float64 |", "|---|---|---|---|---|"]
     for name, bounds in ops.MATH_FUNCTION_ULPS.items():
         rows.append(f"| `{name}` | " + " | ".join(map(str, bounds)) + " |")
@@ -154,6 +157,7 @@ def accuracy_table() -> list[str]:
 
 
 def rules_table() -> list[str]:
+    """A Markdown table of ``rules.RULES``."""
     from gpubcast import rules
 
     rows = ["| rule | specification: operands, result |", "|---|---|"]
