@@ -2,6 +2,7 @@
 #   make run    the main job
 #   make test   the test suite without the cases marked slow (after ruff and the import contracts)
 #   make test-all  every case, the slow ones included
+#   make docs   the documentation site, warnings as errors, into docs/_build/html (tests/test_docs.py builds it too)
 # Installs are pinned by ci/constraints.txt (every package, same set on any day):
 #   make lock         regenerate ci/constraints.txt (newest allowed, with ci/requirements-lock.in's choices)
 #   make test-latest  the suite on the newest versions pyproject.toml allows, in $(LATEST_VENV)
@@ -17,7 +18,7 @@ LOCK_IN     := ci/requirements-lock.in
 LOCK_VENV   ?= /tmp/gpubcast-lock-venv
 LATEST_VENV ?= .venv-latest
 
-.PHONY: run test test-all install lock test-latest clean
+.PHONY: run test test-all docs install lock test-latest clean
 
 install: $(STAMP)
 
@@ -44,6 +45,10 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -q
 
+# The documentation site (docs/developer/docs.md): Sphinx with every warning an error, all of them listed
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
 # A throwaway venv made from scratch, the newest versions pyproject.toml's [test] extra allows
 # with ci/requirements-lock.in's choices, frozen (gpubcast itself left out).
 lock:
@@ -63,7 +68,7 @@ lock:
 	rm -rf $(LOCK_VENV)
 
 # The newest versions pyproject.toml allows, no constraints, upgraded on every call: a runtime
-# that changes its behaviour shows up here first (then update the README and make lock).
+# that changes its behaviour shows up here first (then update docs/guide/differences.md and make lock).
 test-latest:
 	test -x $(LATEST_VENV)/bin/python || $(PYTHON) -m venv $(LATEST_VENV)
 	$(LATEST_VENV)/bin/python -m pip install -q --upgrade pip
@@ -72,4 +77,4 @@ test-latest:
 	$(LATEST_VENV)/bin/python -m pytest -n $(JOBS) -q
 
 clean:
-	rm -rf $(VENV) $(LATEST_VENV) build *.egg-info .pytest_cache .hypothesis gpubcast/native/*.so
+	rm -rf $(VENV) $(LATEST_VENV) build docs/_build *.egg-info .pytest_cache .hypothesis gpubcast/native/*.so

@@ -6,7 +6,7 @@ Why: a call that repeats already skips planning (``hot_calls``), but the Python 
 building the signature from ``dtype``/``shape``/``strides`` attributes, the runner closure, Numba's
 dispatcher typing four arguments - costs 1-2 us, two to five times NumPy's whole call on a small
 array.  ``hot_call.cpp`` computes the same signature from the arrays' C fields, finds the entry and
-calls the driver's address: NumPy's own per-call cost (the README's "Small calls" table).
+calls the driver's address: NumPy's own per-call cost (the "Small calls" table of docs/reports/cpu-vm.md).
 
 Who uses it: a NumPy-style function calls ``call(table, out, *inputs)`` first (its ``table``: one
 dict per op and option set, from ``table_for``); None means "not here", and the function takes

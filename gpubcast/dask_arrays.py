@@ -23,7 +23,7 @@ input goes through ``da.broadcast_to`` (new and broadcast dims get Dask's
 "auto" chunking, the input's dims keep their chunks), then every chunk is
 materialised by gpubcast's copy, so the result holds no read-only views.
 
-Rules of this module (documented in the README):
+Rules of this module (documented in docs/guide/dask.md):
 - ``out=`` is a ``TypeError``: Dask arrays are immutable and lazy; use the
   returned array (``result.compute()``, ``da.store(result, target)``).
 - NumPy / CuPy arrays mixed with Dask arrays are chunked like the Dask

@@ -98,7 +98,7 @@ class ElementwiseKernel:
 
     ``broadcast``, ``axis`` and ``axes_mapping`` are the defaults of every call (a call may override
     them).  ``reduce_dims`` is accepted for CuPy compatibility (dims are always coalesced; ``i`` is
-    the same either way).  See the module docstring for the rules and the README for examples.
+    the same either way).  See the module docstring for the rules and docs/guide/elementwise-kernel.md for examples.
     """
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",

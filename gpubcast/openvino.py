@@ -32,7 +32,7 @@ Type rules (OpenVINO opset 1 specifications):
   integer results to each operator's rounding: a TypeError here).
 
 Where OpenVINO's CPU plugin departs from these written rules, gpubcast follows
-the rules; the README lists the differences, each pinned by a test.
+the rules; docs/guide/differences.md lists the differences, each pinned by a test.
 """
 
 from __future__ import annotations

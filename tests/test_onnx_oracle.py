@@ -11,7 +11,7 @@ the operator.  Shapes that a rule rejects must raise in both.
 Values stay where ONNX Runtime defines them (no integer division by zero, no
 INT_MIN / -1: it raises or dies of SIGFPE there); those cases, and every other
 place where it departs from the ONNX specification, are pinned at the end of
-this file and listed in the README.
+this file and listed in docs/guide/differences.md.
 """
 
 from __future__ import annotations
@@ -395,7 +395,7 @@ def test_clip_6_attributes(dtype):
             GpubcastBackend.prepare(model)
 
 
-# --- where ONNX Runtime departs from the ONNX specification (each in the README) ----
+# --- where ONNX Runtime departs from the ONNX specification (each in docs/guide/differences.md) ----
 
 def test_difference_prelu_slope_is_unidirectional():
     """ONNX Runtime broadcasts PRelu's slope both ways; the spec (and gpubcast) only towards X."""
@@ -437,7 +437,7 @@ def test_difference_int_min_divided_by_minus_one(op):
         print(session.run(None, {{"a": np.array([-2**31], np.int32), "b": np.array([-1], np.int32)}}))
     """)
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
-    assert child.returncode != 0, f"ONNX Runtime now survives INT_MIN {op} -1: update the README"
+    assert child.returncode != 0, f"ONNX Runtime now survives INT_MIN {op} -1: update docs/guide/differences.md"
     expected = [-2**31] if op == "Div" else [0]
     np.testing.assert_array_equal(getattr(gx, op)(np.array([-2**31], np.int32), np.array([-1], np.int32)), expected)
 

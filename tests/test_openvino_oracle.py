@@ -17,7 +17,7 @@ Two kinds of check:
   PRelu) and of Broadcast-1/3's modes, the compiled model and gpubcast agree.
 Values stay where the CPU plugin follows the specification; where it does not
 (integer division, overflow, int64, NaN, x % 0, ...), the tests at the end pin
-its behaviour next to gpubcast's, as listed in the README.
+its behaviour next to gpubcast's, as listed in docs/guide/differences.md.
 """
 
 from __future__ import annotations
@@ -445,7 +445,7 @@ def test_broadcast_values(opset, mode):
             assert_same(ours, expected, what + " (CPU plugin)")
 
 
-# --- where the OpenVINO CPU plugin departs from the written rules (each in the README) ------------
+# --- where the OpenVINO CPU plugin departs from the written rules (each in docs/guide/differences.md) -
 
 #: Clamp's (min, max) attributes: fractional, infinite and out-of-range bounds of integer data
 CLAMP_BOUNDS = [(-np.inf, 2.0), (-2.5, 2.5), (-2.4, 2.6), (-2.6, 2.4), (-np.inf, np.inf), (1e30, 2e30),
@@ -579,7 +579,7 @@ def test_difference_broadcast_of_a_scalar_to_an_empty_shape():
         print(ov.Core().compile_model(model, "CPU")([np.array(2.0, np.float32)])[0])
     """)
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
-    assert child.returncode != 0, "the CPU plugin now compiles it: update the README"
+    assert child.returncode != 0, "the CPU plugin now compiles it: update docs/guide/differences.md"
     result = gv.Broadcast(np.array(2.0, np.float32), np.array([], np.int64), mode="bidirectional")
     assert result.shape == () and result == 2.0
 

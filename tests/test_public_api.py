@@ -1,25 +1,16 @@
 """The public face: ``dir()`` of gpubcast and its front ends is the documented API and nothing else
-(no ``np``, no helper imported for the implementation, no implementation module)."""
+(no ``np``, no helper imported for the implementation, no implementation module).  That each public
+name is documented is tests/test_docs.py's: the API reference lists every one."""
 
-import pathlib
-import re
 import types
 
 import gpubcast
 import gpubcast.onnx
 import gpubcast.openvino
 
-README = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
-
-
-def _documented(name: str) -> bool:
-    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", README) is not None
-
-
 def test_dir_of_gpubcast_is_its_documented_api():
     public = dir(gpubcast)
     assert public == sorted([*gpubcast.__all__, "onnx", "openvino", "__version__"])
-    assert [n for n in public if not _documented(n)] == []
     modules = {n for n in public if isinstance(getattr(gpubcast, n), types.ModuleType)}
     assert modules == {"onnx", "openvino", "ops"}
     for leak in ("np", "operator", "annotations", "apply", "check_shape", "is_python_scalar", "dispatch", "api"):

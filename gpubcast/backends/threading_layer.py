@@ -5,7 +5,7 @@ own workqueue.  GNU OpenMP is not fork-safe: a child forked after its threads st
 its first parallel region ("fork() called from a process already using GNU OpenMP"), so a
 ``multiprocessing`` pool with Linux's default ``fork`` start never returns.  workqueue is
 fork-safe but aborts when several threads run parallel code at once.  TBB is fork- and thread-safe,
-and as fast here (README, "Reliability").
+and as fast here (docs/guide/reliability.md).
 
 gpubcast depends on the ``tbb`` wheel where there is one (Linux x86-64).  The wheel puts
 ``libtbb.so.12`` in the environment's ``lib/``, which the loader of a venv does not search, so

@@ -417,6 +417,8 @@ class GpubcastBackend(Backend):
 
     @classmethod
     def run_model(cls, model, inputs: Any, device: str = "CPU", **kwargs: Any) -> list:
+        """``prepare(model, device, **kwargs).run(inputs)``: the outputs, a list of NumPy arrays in graph
+        output order."""
         return cls.prepare(model, device, **kwargs).run(inputs)
 
     @classmethod
