@@ -79,3 +79,30 @@ def test_a_bool_in_axes_mapping_is_rejected_however_warm_the_int_one_is():
         gb.broadcast_to(C, (4, 8), mode="explicit", axes_mapping=(0,))
     with pytest.raises(TypeError, match="axes_mapping must be a sequence of ints"):
         gb.broadcast_to(C, (8, 4), mode="explicit", axes_mapping=(True,))
+
+
+@pytest.fixture
+def only_compiled(monkeypatch):
+    """Once entered, a call that leaves the compiled hot path fails the test (every front door to the
+    general path raises)."""
+    import gpubcast.api
+    import gpubcast.onnx.constraints
+
+    def left(*args, **kwargs):
+        raise AssertionError("this call left the compiled path")
+
+    def enter():
+        for module in (gpubcast.api, gpubcast.onnx.constraints, gx):
+            monkeypatch.setattr(module, "apply", left)
+    return enter
+
+
+@pytest.mark.skipif(not gb.compiled_calls.load(), reason="no compiled hot path (no C++ compiler, not built)")
+@pytest.mark.parametrize("call,want", [f[1:] for f in FORMS], ids=[f[0] for f in FORMS])
+def test_every_calling_form_is_served_by_the_compiled_path_when_warm(call, want, only_compiled):
+    expected = want()
+    for _ in range(3):
+        call()
+    only_compiled()
+    got = call()
+    np.testing.assert_array_equal(got, expected)
