@@ -402,3 +402,24 @@ def test_processes_without_a_usable_cache_leave_no_private_build_behind(tmp_path
     assert [rc for rc, _ in results] == [0, 0, -9], results
     assert "cannot be used" in results[0][1]         # the cache warning: the builds were private
     assert sorted(os.listdir(temp)) == []
+
+
+def test_calls_c_declines_hold_no_reference_they_did_not_take():
+    """Every way the compiled path declines a call (a read-only out=, a value C does not convert, an
+    input the driver rejects) leaves every operand's reference count as it was (a read-only out= was
+    released once too often: a crash a few hundred calls later)."""
+    import sys
+    x, b = ARRAYS["f32"], np.arange(8, dtype=np.float32)
+    o = np.empty_like(x)
+    _warm(gb.add, x, b, out=o)
+    _warm(gb.add, x, 2.0)
+    ro = np.empty_like(x)
+    ro.flags.writeable = False
+    misaligned = np.frombuffer(bytearray(x.nbytes + 1), np.float32, x.size, 1).reshape(x.shape)
+    before = [sys.getrefcount(a) for a in (x, b, ro, misaligned)]
+    for _ in range(100):
+        with pytest.raises(ValueError, match="read-only"):
+            gb.add(x, b, out=ro)
+        gb.add(x, 1e300)                      # beyond float32: the general path converts it
+        gb.add(misaligned, b)                 # the driver rejects it: the general path stages it
+    assert [sys.getrefcount(a) for a in (x, b, ro, misaligned)] == before

@@ -294,9 +294,9 @@ static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs) {
         }
     }
     if (args[1] != Py_None) {
+        if (!PyArray_ISWRITEABLE((PyArrayObject *)args[1])) { result = Py_None; goto done; }
         out = (PyArrayObject *)args[1];
-        if (!PyArray_ISWRITEABLE(out)) { result = Py_None; goto done; }
-        Py_INCREF(out);
+        Py_INCREF(out);                    /* a reference of this call's own: done releases it */
     }
     if (!out || e->cast_out) {
         Py_INCREF(e->out_dtype);
