@@ -51,10 +51,6 @@ _AB = ("a", "b")
 _SPEC = "OpenVINO"
 
 
-#: the auto_broadcast spellings the hot path takes as they are (any case goes through ``_auto_broadcast``)
-_RULES = frozenset(AUTO_BROADCASTS)
-
-
 def _auto_broadcast(auto_broadcast: str) -> str:
     rule = str(auto_broadcast).lower()
     if rule not in AUTO_BROADCASTS:
@@ -91,8 +87,8 @@ def _binary(name: str, op_name: str, allowed, what: str):
     fast = hot_path(f"openvino {name}", op, allowed)
 
     def f(a, b, /, *, auto_broadcast="numpy", axis=-1, backend=None):
-        if backend is None and auto_broadcast in _RULES and (result := fast(a, b, rule=auto_broadcast, axis=axis)) \
-                is not None:
+        if backend is None and type(auto_broadcast) is str and auto_broadcast in AUTO_BROADCASTS and \
+                (result := fast(a, b, rule=auto_broadcast, axis=axis)) is not None:
             return result
         a, b = constrain(name, (a, b), allowed, _AB, spec=_SPEC)
         return apply(op, (a, b), rule=_auto_broadcast(auto_broadcast), axis=axis, backend=backend)
