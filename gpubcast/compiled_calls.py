@@ -81,6 +81,9 @@ class Table(dict):
 call = _absent_call
 key = None
 _entry = None
+#: the loaded module (None until ``load`` succeeds): ``drive_parallel`` and ``configure`` are the
+#: thread pool of parallel walks (``gpubcast.backends.numba.pool``)
+module = None
 _tables: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # id -> table
 _lock = threading.Lock()   # guards _state's changes; never held while the compiler runs
 _state = {"tried": False, "building": False,   # tried: the answer is final; building: a thread builds now
@@ -108,7 +111,7 @@ def load() -> bool:
     """Load the compiled module (the package's extension, else built now); whether ``call`` is now
     the compiled one.  False at once while another thread loads it (the caller takes the Python
     hot path)."""
-    global call, key, _entry
+    global call, key, _entry, module
     if _state["tried"]:
         return call is not _absent_call
     with _lock:   # claims the load; released before any compiler runs
@@ -118,9 +121,9 @@ def load() -> bool:
             _state.update(tried=True, how="off (GPUBCAST_COMPILED_CALLS=0)")
             return False
         _state["building"] = True
-    module, how, note = None, "", ""
+    loaded, how, note = None, "", ""
     try:
-        module, how, note = _module()
+        loaded, how, note = _module()
     except Exception as e:  # noqa: BLE001 - no compiler, headers, a failed or timed-out build: the Python path serves
         how = f"unavailable: {e if isinstance(e, Unavailable) else f'{type(e).__name__}: {_first_line(e)}'}"
         note = (f"the compiled hot path is {how}. Repeated small calls take the Python hot path (the same "
@@ -129,14 +132,14 @@ def load() -> bool:
                 f"GPUBCAST_COMPILED_CALLS=0 silences this")
     finally:   # an interrupt leaves the answer open: a later call loads again
         with _lock:
-            if module is not None:
-                key, _entry, call = module.key, module.entry, module.call
+            if loaded is not None:
+                key, _entry, call, module = loaded.key, loaded.entry, loaded.call, loaded
             if how:
                 _state.update(tried=True, how=how)
             _state["building"] = False
     if note:
         warnings.warn(f"gpubcast: {note}", RuntimeWarning, stacklevel=3)
-    return module is not None
+    return loaded is not None
 
 
 def describe() -> str:
@@ -209,14 +212,26 @@ class Cast(NamedTuple):
     dtype: np.dtype
 
 
-def register(table: dict, out, inputs, driver: int, row: int, meta: int, variadic: bool, slots, out_dtype,
-             out_shape, keep, cast_out: bool = False) -> bool:
-    """Add the entry of this call (``out``, ``inputs``, as passed): ``driver(row, p0..p3, meta)`` (0:
-    NumPy's cast), or with ``variadic`` ``driver(row, operand addresses, meta)``; ``slots`` per input
-    (None: an array as it is; ``Cast(dtype)``: an array converted first; else the loop dtype of a
-    scalar); with ``cast_out``, the result is converted into ``out``.  Whether it was added (no
+class Native(NamedTuple):
+    """What a runner runs, described to C: ``driver(row, p0..p3, meta)`` (0: NumPy's cast), or with
+    ``variadic`` ``driver(row, operand addresses, meta)``; with ``chunks`` > 0, the walk's chunks run
+    on the thread pool instead (``chunk`` the chunk runner, ``check`` the operands' check)."""
+    driver: int
+    row: int
+    meta: int
+    variadic: bool = False
+    chunk: int = 0
+    check: int = 0
+    chunks: int = 0
+
+
+def register(table: dict, out, inputs, native: Native, slots, out_dtype, out_shape, keep,
+             cast_out: bool = False) -> bool:
+    """Add the entry of this call (``out``, ``inputs``, as passed) running ``native``; ``slots`` per
+    input (None: an array as it is; ``Cast(dtype)``: an array converted first; else the loop dtype
+    of a scalar); with ``cast_out``, the result is converted into ``out``.  Whether it was added (no
     library, no key, too many inputs, or a scalar C does not convert: not)."""
-    if not load() or len(inputs) > (MAX_INPUTS if variadic else 3) or not driver and any(
+    if not load() or len(inputs) > (MAX_INPUTS if native.variadic else 3) or not native.driver and any(
             dt is not None for dt in slots):
         return False   # NumPy's cast (driver 0) takes an array only
     k = key(out, *inputs)
@@ -235,8 +250,9 @@ def register(table: dict, out, inputs, driver: int, row: int, meta: int, variadi
         else:
             return False
     dtypes = tuple(x.dtype for x in (out, *inputs) if isinstance(x, np.ndarray))  # the key's dtype objects
-    e = _entry(driver, row, meta, tuple(codes), np.dtype(out_dtype), tuple(out_shape), (keep, dtypes), variadic,
-               tuple(casts) if any(c is not None for c in casts) else None, cast_out)
+    e = _entry(native.driver, native.row, native.meta, tuple(codes), np.dtype(out_dtype), tuple(out_shape),
+               (keep, dtypes), native.variadic, tuple(casts) if any(c is not None for c in casts) else None,
+               cast_out, native.chunk, native.check, native.chunks)
     if len(table) >= MAX_ENTRIES and k not in table:
         table.clear()
     table[k] = e

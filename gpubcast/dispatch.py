@@ -218,14 +218,14 @@ def _prepared(be, op, p, arrays, out_dtype, slots, cast_out: bool = False):
     as the general path does (``_with_conversions``); with ``cast_out``, it computes into a new array
     and converts that into the ``out=`` it is given (NumPy's cast, as the general path).  With
     ``compiled`` (``compiled_calls.register``'s arguments after the call's own) where the backend
-    described it to C as ``native`` (driver, row, meta addresses)."""
+    described it to C as ``native`` (a ``compiled_calls.Native``)."""
     inner = be.prepare(op, p, tuple(x.dtype for x in arrays), out_dtype)
     runner = _with_conversions(be, inner, slots)
     if runner is not None and cast_out:
         runner = _into_out(be, runner)
     native = getattr(inner, "native", None)
     if native is not None:  # runner: a function made for this signature (its attribute is this call's)
-        runner.compiled = (*native, slots, out_dtype, p.out_shape, inner, cast_out)
+        runner.compiled = (native, slots, out_dtype, p.out_shape, inner, cast_out)
     return runner
 
 

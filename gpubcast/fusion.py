@@ -415,7 +415,7 @@ def _prepared(be, p: Program, args, out, as_tuple: bool):
         return result if result is None or not as_tuple else (result,)
     native = getattr(base, "native", None)
     if native is not None and not as_tuple and picks == tuple(range(len(args))):  # each argument a leaf, in order
-        runner.compiled = (*native, (None,) * len(args), base_dtype, base_shape, base)
+        runner.compiled = (native, (None,) * len(args), base_dtype, base_shape, base)
     return runner
 
 

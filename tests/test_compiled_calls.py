@@ -153,7 +153,8 @@ def test_tables_are_bounded(monkeypatch):
     for n in range(1, 12):
         x = np.ones(n)
         p = gb.plan(x, x)
-        assert compiled_calls.register(table, None, (x,), 0, 0, 0, False, (None,), x.dtype, p.out_shape, None)
+        assert compiled_calls.register(table, None, (x,), compiled_calls.Native(0, 0, 0), (None,), x.dtype, p.out_shape,
+                                       None)
         assert len(table) <= 4
 
 

@@ -35,14 +35,162 @@
 #include <numpy/arrayscalars.h>
 #include <stdint.h>
 #include <string.h>
+#include <pthread.h>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cfloat>
+#include <cstdlib>
+#include <mutex>
+#include <new>
 
 #define MAX_IN 16                 /* inputs of a call (the 4-operand driver: 3) */
 #define CAPSULE "gpubcast.hot_call.entry"
 
 typedef int64_t (*driver_fn)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
 typedef int64_t (*driver_n_fn)(int64_t, int64_t, int64_t);   /* (row, operand addresses, meta) */
+/* the drivers' chunk runner: (row, chunk, chunks, operand addresses, meta, work, scratch) */
+typedef void (*chunk_fn)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
+typedef int64_t (*check_fn)(int64_t, int64_t);               /* (meta, operand addresses) -> status */
+
+/* ---- the pool: worker threads that run a walk's chunks (drive_parallel) ------------------------
+ * One job at a time: a caller that finds the pool busy (another thread's job) runs its chunks itself.
+ * A job's chunks are claimed from one 64-bit ticket [job:16 | chunks:24 | next:24], so a worker that
+ * wakes late never runs a chunk twice or one of another job: it claims (job, chunks, c) at once, and
+ * c < chunks means that job is still running (its chunk c is not done), so its fields are stable.
+ * Workers spin SPIN_NS after a job, then sleep; a forked child starts with no workers (made again on
+ * its first job).  No Python is touched off the calling thread; callers release the GIL. */
+#define POOL_MAX_THREADS 256
+#define POOL_WORK_SLOTS (10 * 128 + 128)   /* int64 slots: 10 per operand + the dims (meta) */
+#define SPIN_NS 100000
+#define ST_POOL_TOO_BIG 8                   /* drivers.ST_TOO_MANY: more operands than the work space */
+
+struct Buffers {                            /* a thread's work space and scratch (per thread, once) */
+    int64_t *work = nullptr;
+    char *scratch = nullptr;
+    ~Buffers() { std::free(work); std::free(scratch); }
+};
+
+static struct {
+    std::atomic<uint64_t> ticket{0};
+    std::atomic<int64_t> pending{0};
+    std::atomic<int> sleeping{0};
+    chunk_fn fn = nullptr;
+    int64_t row = 0, pp = 0, mp = 0;
+    int threads = 1, started = 0;           /* threads: of a job (the caller's included); started: workers */
+    size_t scratch_bytes = 0;
+    std::mutex busy;                        /* held by the job running */
+    pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+} pool;
+
+static thread_local Buffers buffers;
+
+static Buffers *my_buffers() {
+    if (!buffers.work) {
+        void *w = nullptr, *s = nullptr;
+        if (posix_memalign(&w, 64, POOL_WORK_SLOTS * sizeof(int64_t)) ||
+            posix_memalign(&s, 64, pool.scratch_bytes ? pool.scratch_bytes : 64)) {
+            std::free(w);
+            return nullptr;
+        }
+        buffers.work = (int64_t *)w;
+        buffers.scratch = (char *)s;
+    }
+    return &buffers;
+}
+
+static inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Claims and runs chunks of the job `job` until none is left; false when its claim is another job's. */
+static void run_chunks(Buffers *b) {
+    for (;;) {
+        uint64_t t = pool.ticket.fetch_add(1, std::memory_order_acq_rel);
+        uint64_t c = t & 0xFFFFFF, chunks = (t >> 24) & 0xFFFFFF;
+        if (c >= chunks) return;
+        pool.fn(pool.row, (int64_t)c, (int64_t)chunks, pool.pp, pool.mp, (int64_t)(intptr_t)b->work,
+                (int64_t)(intptr_t)b->scratch);
+        pool.pending.fetch_sub(1, std::memory_order_acq_rel);
+    }
+}
+
+static void *worker(void *) {
+    Buffers *b = my_buffers();
+    uint64_t seen = pool.ticket.load(std::memory_order_acquire) >> 48;
+    for (;;) {
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; (pool.ticket.load(std::memory_order_acquire) >> 48) == seen; i++) {
+            relax();
+            if ((i & 255) == 255 && std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(SPIN_NS)) {
+                pthread_mutex_lock(&pool.sleep_lock);
+                pool.sleeping.fetch_add(1);
+                while ((pool.ticket.load(std::memory_order_acquire) >> 48) == seen)
+                    pthread_cond_wait(&pool.wake, &pool.sleep_lock);
+                pool.sleeping.fetch_sub(1);
+                pthread_mutex_unlock(&pool.sleep_lock);
+                break;
+            }
+        }
+        seen = pool.ticket.load(std::memory_order_acquire) >> 48;
+        if (b) run_chunks(b);
+    }
+    return nullptr;
+}
+
+static void pool_after_fork_in_child() {       /* the workers are the parent's: none here */
+    pool.started = 0;
+    new (&pool.busy) std::mutex();
+    pthread_mutex_init(&pool.sleep_lock, nullptr);
+    pthread_cond_init(&pool.wake, nullptr);
+    pool.sleeping.store(0);
+}
+
+static void start_workers() {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    while (pool.started < pool.threads - 1) {
+        pthread_t t;
+        if (pthread_create(&t, &attr, worker, nullptr)) break;   /* fewer workers: the caller does more */
+        pool.started++;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+/* Runs `chunks` chunks of a walk: check(meta, operand addresses) first (its status: nothing run),
+ * then every chunk on the pool's threads and the caller's.  The caller holds no GIL. */
+static int64_t drive_parallel(chunk_fn fn, check_fn check, int64_t row, int64_t pp, int64_t mp, int64_t chunks) {
+    const int64_t *meta = (const int64_t *)(intptr_t)mp;
+    if (10 * meta[1] + meta[0] > POOL_WORK_SLOTS) return ST_POOL_TOO_BIG;   /* meta: nd, nops, ... */
+    int64_t st = check(mp, pp);
+    if (st) return st;
+    Buffers *b = my_buffers();
+    if (!b) return ST_POOL_TOO_BIG;
+    chunks = chunks < 1 ? 1 : chunks > 0xFFFFFF ? 0xFFFFFF : chunks;
+    if (!pool.busy.try_lock()) {             /* another thread's job runs: this one on this thread */
+        for (int64_t c = 0; c < chunks; c++)
+            fn(row, c, chunks, pp, mp, (int64_t)(intptr_t)b->work, (int64_t)(intptr_t)b->scratch);
+        return 0;
+    }
+    if (pool.started < pool.threads - 1) start_workers();
+    pool.fn = fn; pool.row = row; pool.pp = pp; pool.mp = mp;
+    pool.pending.store(chunks, std::memory_order_relaxed);
+    uint64_t job = ((pool.ticket.load(std::memory_order_relaxed) >> 48) + 1) & 0xFFFF;
+    pool.ticket.store((job << 48) | ((uint64_t)chunks << 24), std::memory_order_release);
+    if (pool.sleeping.load(std::memory_order_acquire)) {
+        pthread_mutex_lock(&pool.sleep_lock);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.sleep_lock);
+    }
+    run_chunks(b);
+    while (pool.pending.load(std::memory_order_acquire) > 0) relax();
+    pool.busy.unlock();
+    return 0;
+}
 
 typedef struct {
     driver_fn driver;              /* NULL (and no driver_n): NumPy's cast */
@@ -52,6 +200,9 @@ typedef struct {
     int slots[MAX_IN];             /* 0: array; else 1 + the loop type number of a scalar */
     PyArray_Descr *casts[MAX_IN];  /* an array converted to this dtype first; NULL: as it is */
     int cast_out;                  /* computed into a new array, then converted into out= */
+    chunk_fn chunk;                /* with check and chunks: the walk run on the pool (drive_parallel) */
+    check_fn check;
+    int64_t chunks;
     PyArray_Descr *out_dtype;
     int out_ndim;
     npy_intp out_shape[NPY_MAXDIMS];
@@ -191,10 +342,16 @@ static PyObject *entry(PyObject *self, PyObject *args) {
     PyObject *slots, *out_shape, *keep, *casts = Py_None;
     PyArray_Descr *out_dtype;
     int variadic = 0, cast_out = 0;
-    if (!PyArg_ParseTuple(args, "LLLO!O&O!O|pOp", &driver, &row, &meta, &PyTuple_Type, &slots,
+    long long chunk = 0, check = 0, chunks = 0;
+    if (!PyArg_ParseTuple(args, "LLLO!O&O!O|pOpLLL", &driver, &row, &meta, &PyTuple_Type, &slots,
                           PyArray_DescrConverter, &out_dtype, &PyTuple_Type, &out_shape, &keep, &variadic,
-                          &casts, &cast_out))
+                          &casts, &cast_out, &chunk, &check, &chunks))
         return NULL;
+    if (chunks && (!chunk || !check)) {
+        Py_DECREF(out_dtype);
+        PyErr_SetString(PyExc_ValueError, "entry: a parallel walk needs its chunk runner and check");
+        return NULL;
+    }
     Py_ssize_t nin = PyTuple_GET_SIZE(slots), nd = PyTuple_GET_SIZE(out_shape);
     int cast_of_scalar = !driver && nin == 1 && PyObject_IsTrue(PyTuple_GET_ITEM(slots, 0));
     int casts_ok = casts == Py_None || (PyTuple_Check(casts) && PyTuple_GET_SIZE(casts) == nin);
@@ -210,6 +367,7 @@ static PyObject *entry(PyObject *self, PyObject *args) {
     if (variadic) e->driver_n = (driver_n_fn)(intptr_t)driver;
     else e->driver = (driver_fn)(intptr_t)driver;
     e->row = row; e->meta = meta; e->nin = (int)nin; e->cast_out = cast_out;
+    e->chunk = (chunk_fn)(intptr_t)chunk; e->check = (check_fn)(intptr_t)check; e->chunks = chunks;
     e->out_dtype = out_dtype;            /* the converter's reference */
     Py_INCREF(keep); e->keep = keep;
     for (Py_ssize_t i = 0; i < nin; i++) {
@@ -313,8 +471,15 @@ static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs) {
         if (PyArray_CopyInto(into, x) < 0) goto done;
     } else {
         p[e->nin] = (int64_t)(intptr_t)PyArray_DATA(into);
-        int64_t st = e->driver_n ? e->driver_n(e->row, (int64_t)(intptr_t)p, e->meta)
-                                 : e->driver(e->row, p[0], p[1], p[2], p[3], e->meta);
+        int64_t st;
+        if (e->chunks) {
+            Py_BEGIN_ALLOW_THREADS
+            st = drive_parallel(e->chunk, e->check, e->row, (int64_t)(intptr_t)p, e->meta, e->chunks);
+            Py_END_ALLOW_THREADS
+        } else {
+            st = e->driver_n ? e->driver_n(e->row, (int64_t)(intptr_t)p, e->meta)
+                             : e->driver(e->row, p[0], p[1], p[2], p[3], e->meta);
+        }
         if (st) { result = Py_None; goto done; }   /* misaligned or overlapping: the general path */
     }
     if (out && into != out) {           /* cast_out: NumPy's conversion into out= */
@@ -333,7 +498,36 @@ done:
     return result;
 }
 
+/* drive_parallel(chunk, check, row, operand addresses' address, meta address, chunks) -> status, from
+ * Python (the runners and the general path of parallel sizes); the GIL is released meanwhile. */
+static PyObject *py_drive_parallel(PyObject *self, PyObject *args) {
+    long long chunk, check, row, pp, mp, chunks;
+    if (!PyArg_ParseTuple(args, "LLLLLL", &chunk, &check, &row, &pp, &mp, &chunks)) return NULL;
+    int64_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = drive_parallel((chunk_fn)(intptr_t)chunk, (check_fn)(intptr_t)check, row, pp, mp, chunks);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLongLong(st);
+}
+
+/* configure(threads, scratch bytes): the threads of a job (the caller's included) and each thread's
+ * scratch; before the first job (workers already made keep their scratch). */
+static PyObject *configure(PyObject *self, PyObject *args) {
+    int threads;
+    Py_ssize_t scratch;
+    if (!PyArg_ParseTuple(args, "in", &threads, &scratch)) return NULL;
+    if (threads < 1 || threads > POOL_MAX_THREADS || scratch < 0) {
+        PyErr_Format(PyExc_ValueError, "configure: 1..%d threads and scratch >= 0", POOL_MAX_THREADS);
+        return NULL;
+    }
+    pool.threads = threads;
+    if ((size_t)scratch > pool.scratch_bytes) pool.scratch_bytes = (size_t)scratch;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"drive_parallel", py_drive_parallel, METH_VARARGS, "run a walk's chunks on the pool: a status"},
+    {"configure", configure, METH_VARARGS, "(threads, scratch bytes) of the pool"},
     {"key", (PyCFunction)(void (*)(void))key, METH_FASTCALL, "the signature of (out, *inputs), or None"},
     {"entry", entry, METH_VARARGS, "an entry: (driver, row, meta, slots, out_dtype, out_shape, keep)"},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "table's entry for (out, *inputs), run; or None"},
@@ -348,6 +542,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gpubcast.native.hot_
 
 PyMODINIT_FUNC PyInit_hot_call(void) {
     import_array();
+    static int registered = 0;
+    if (!registered && pthread_atfork(nullptr, nullptr, pool_after_fork_in_child) == 0) registered = 1;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddStringConstant(m, "SOURCE_SHA256", GB_SOURCE_SHA256) < 0) {
         Py_DECREF(m);

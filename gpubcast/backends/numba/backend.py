@@ -30,18 +30,19 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ... import compiled_calls
 from ... import dtypes as _dt
 from ... import host_pool
 from ...plan import SCALAR
 from .. import threading_layer
 from ..reference import HostArrays, NumpyBackend
-from . import drivers, rows
+from . import drivers, pool, rows
 from . import scalars as S
 from .codecs import BFLOAT16, BOOL, FLOAT16, NATIVE
 from .meta import H_DRIVER, H_ROW, extent, iteration_meta, unit_sizes
 
-#: outputs with at least this many elements run on every thread
-PARALLEL_MIN = 1 << 17
+#: outputs with at least this many elements run on every thread (the thread pool, ``pool``)
+PARALLEL_MIN = 1 << 15
 #: True in a forked child of a process whose OpenMP threads started: GNU OpenMP kills such a child
 #: at its first parallel region, so it runs the serial drivers (``_after_fork_in_child``)
 _FORKED_FROM_OMP = False
@@ -305,13 +306,13 @@ class NumbaBackend(HostArrays):
             if not addresses((*inputs, out), ptrs):
                 return None
             if parallel and not _FORKED_FROM_OMP:
-                st = drivers.drive_n_parallel(row, ptrs, meta, numba.get_num_threads())
+                st = _drive_parallel_n(row, ptrs, meta)
             else:
                 st = drivers.drive_n(row, ptrs, meta)
             return None if st else out
         runner.keep = (meta, spec)
-        if not parallel and empty is np.empty and nops <= drivers.MAX_SERIAL_N:   # for compiled_calls
-            runner.native = (drivers.driver_n_address(), spec.row, meta.ctypes.data, True)
+        if empty is np.empty and nops <= drivers.MAX_SERIAL_N:   # described to compiled_calls
+            runner.native = _native(spec.row, meta, parallel, True)
         return runner
 
     def _runner(self, spec, p, out_dtype, n_in):
@@ -323,7 +324,7 @@ class NumbaBackend(HostArrays):
         row = spec.row
         if _parallel(size):
             launch = (drivers.launch1, drivers.launch2, drivers.launch3)[n_in - 1]
-            drive, serial, threads = drivers.drive_parallel, drivers.drive, numba.get_num_threads
+            serial = drivers.drive
 
             def runner(inputs, out):
                 if out is None:
@@ -331,11 +332,12 @@ class NumbaBackend(HostArrays):
                 *addrs, w = launch(*inputs, out)
                 if not w:
                     return None
-                addrs += [0] * (4 - len(addrs))
                 if _FORKED_FROM_OMP:
-                    return None if serial(row, *addrs, meta) else out
-                return None if drive(row, *addrs, meta, threads()) else out
+                    return None if serial(row, *addrs, *[0] * (4 - len(addrs)), meta) else out
+                return None if _drive_parallel(row, addrs, meta) else out
             runner.keep = (meta, spec)
+            if empty is np.empty:   # described to compiled_calls (its entry runs the walk on the pool)
+                runner.native = _native(row, meta, True, True)
             return runner
         meta = meta.copy()  # this runner's: with the addresses of its row function and driver
         meta[H_ROW], meta[H_DRIVER] = row, drivers.driver_address()
@@ -362,7 +364,7 @@ class NumbaBackend(HostArrays):
                 return out
         runner.keep = (meta, spec)  # the arrays and compiled code at the addresses the runner uses
         if size and empty is np.empty:  # the same call for the compiled hot path (compiled_calls)
-            runner.native = (int(meta[H_DRIVER]), int(meta[H_ROW]), mp, False)
+            runner.native = compiled_calls.Native(int(meta[H_DRIVER]), int(meta[H_ROW]), mp)
         return runner
 
 
@@ -381,12 +383,38 @@ def _cast_runner(p, out_dtype):
         np.copyto(out, x, casting="unsafe")
         return out
     if empty is np.empty:
-        runner.native = (0, 0, 0, False)   # compiled_calls: driver 0 is NumPy's cast
+        runner.native = compiled_calls.Native(0, 0, 0)   # compiled_calls: driver 0 is NumPy's cast
     return runner
 
 
 def _parallel(size) -> bool:
     return size >= PARALLEL_MIN and not _FORKED_FROM_OMP and numba.get_num_threads() > 1
+
+
+def _native(row, meta, parallel: bool, variadic: bool):
+    """A runner's description to ``compiled_calls``: the serial driver of many operands, or the walk on
+    the thread pool (None where there is no pool: that runner stays Python's)."""
+    if not parallel:
+        return compiled_calls.Native(drivers.driver_n_address(), row, meta.ctypes.data, variadic)
+    return pool.native(row, meta, numba.get_num_threads()) if pool.available() else None
+
+
+def _drive_parallel(row, addrs, meta):
+    """The parallel walk of ``meta`` over operands at ``addrs`` (inputs, then the output): on the thread
+    pool, else Numba's parallel driver (no compiled module)."""
+    ptrs = np.array(addrs, np.int64)
+    st = pool.run(row, ptrs.ctypes.data, meta, numba.get_num_threads())
+    if st is None:
+        return drivers.drive_parallel(row, *addrs, *[0] * (4 - len(addrs)), meta, numba.get_num_threads())
+    return st
+
+
+def _drive_parallel_n(row, ptrs, meta):
+    """``_drive_parallel`` over the operand addresses in the int64 array ``ptrs``."""
+    st = pool.run(row, ptrs.ctypes.data, meta, numba.get_num_threads())
+    if st is None:
+        return drivers.drive_n_parallel(row, ptrs, meta, numba.get_num_threads())
+    return st
 
 
 def _after_fork_in_child() -> None:
@@ -430,12 +458,11 @@ def _drive(spec, meta, addrs, parallel):
     if spec.kind in ("variadic", "fused"):
         ptrs = np.array(addrs, dtype=np.int64)
         if parallel:
-            return drivers.drive_n_parallel(spec.row, ptrs, meta, numba.get_num_threads())
+            return _drive_parallel_n(spec.row, ptrs, meta)
         return drivers.drive_n(spec.row, ptrs, meta)
-    padded = list(addrs) + [0] * (4 - len(addrs))
     if parallel:
-        return drivers.drive_parallel(spec.row, *padded, meta, numba.get_num_threads())
-    return drivers.drive(spec.row, *padded, meta)
+        return _drive_parallel(spec.row, list(addrs), meta)
+    return drivers.drive(spec.row, *addrs, *[0] * (4 - len(addrs)), meta)
 
 
 def _stage(meta, k, addr, itemsize):

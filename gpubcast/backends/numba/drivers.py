@@ -388,6 +388,20 @@ def _serial_n_driver(row, pp, mp):
 
 
 _DRIVER_N = []
+_CHECK = []
+
+
+def _check_operands(mp, pp):
+    return check(mp, pp)
+
+
+def check_address() -> int:
+    """Address of ``check`` as a C callable ``int64(meta address, operand addresses' address)`` (compiled
+    on first use), for the thread pool's parallel walks (``pool``)."""
+    if not _CHECK:
+        _CHECK.append(cfunc(types.int64(types.int64, types.int64), _check_operands, f"{__name__}._check_operands",
+                            **JIT))
+    return _CHECK[0].address
 
 
 def driver_n_address() -> int:
