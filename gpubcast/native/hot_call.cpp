@@ -358,7 +358,7 @@ static PyObject *entry(PyObject *self, PyObject *args) {
     if (nin < 1 || nin > (variadic ? MAX_IN : 3) || nd > NPY_MAXDIMS || (!driver && (nin != 1 || variadic))
             || cast_of_scalar || !casts_ok || (!driver && (cast_out || casts != Py_None))) {
         Py_DECREF(out_dtype);
-        PyErr_SetString(PyExc_ValueError, "entry: 1..3 inputs (MAX_IN variadic; 1 array for NumPy's cast), "
+        PyErr_SetString(PyExc_ValueError, "entry: 1..3 inputs (MAX_IN variadic; 1 array for a cast), "
                         "a cast per input or None, at most NPY_MAXDIMS dims");
         return NULL;
     }
