@@ -202,14 +202,21 @@ def _calls(console, settings) -> list[dict]:
 
     with console.status("small calls"):
         records = calls.run(repeat=settings.repeat, min_sample_s=settings.min_sample_s)
-    table = Table(title=f"Small calls, {calls.SHAPE} float32, warm: median per call")
-    for col in ("call", "gpubcast", "peer", "peer's", "gpubcast / peer"):
-        table.add_column(col, justify="left" if col in ("call", "peer") else "right")
+    table = Table(title=f"Small calls, {calls.SHAPE} float32, warm: median per call; each gpubcast call as a user "
+                        f"writes it; goal (issue 42): <= {calls.GOAL:g}x NumPy's closest call", title_justify="left")
+    for col in ("call", "gpubcast", "peer", "peer's", "gpubcast / peer", "goal"):
+        table.add_column(col, justify="left" if col in ("call", "peer", "goal") else "right")
     for r in records:
         table.add_row(r["call"], f"{r['gpubcast_s'] * 1e6:.2f} us", r["peer"],
                       "" if r["peer_s"] is None else f"{r['peer_s'] * 1e6:.2f} us",
-                      "" if r["ratio"] is None else f"{r['ratio']:.2f}")
+                      "" if r["ratio"] is None else f"{r['ratio']:.2f}",
+                      "" if r["met"] is None else ("met" if r["met"] else f"ABOVE {calls.GOAL:g}x"),
+                      style=None if r["met"] is not False else "bold red")
     console.print(table)
+    held = [r for r in records if r["met"] is not None]
+    above = [r["call"] for r in held if not r["met"]]
+    console.print(f"small calls: {len(held) - len(above)} of {len(held)} rows at most {calls.GOAL:g}x NumPy"
+                  + (f"; above it: {', '.join(above)}" if above else ""), markup=False)
     return records
 
 
@@ -225,8 +232,8 @@ def _math(args, console, rows, sizes, dtype, settings, peers, skipped: list) -> 
                       markup=False)
         return []
     cpu = next((p for p in peers if p.name.startswith("gpubcast-") and p.device == "cpu"), None)
-    backend = cpu.backend if cpu else None
-    threads = _threads(backend)
+    backend = None if cpu is None or cpu.default else cpu.backend   # None: the user's call, no backend=
+    threads = _threads(cpu.backend if cpu else None)
     records, missed_all = [], []
     with console.status("math functions"):
         for size in sizes:
