@@ -61,8 +61,8 @@ def fake_cupy(monkeypatch):
 def test_time_cuda_brackets_batches_with_events_and_rotates(fake_cupy):
     order = []
     t = measure.time_cuda([lambda k=k: order.append(k) for k in range(3)], repeat=2, min_sample_s=0.0)
-    assert order == [0, 1, 2, 0, 1]   # warm-up over every set, then one call per sample, still rotating
-    assert len(_Event.recorded) == 2 * 3 and t.calls_per_sample == 1 and len(t.samples) == 2
+    assert order == [0, 1, 2, 0, 1, 2, 0, 1]   # warm-up and estimate over every set, then a call per sample
+    assert len(_Event.recorded) == 2 * 4 and t.calls_per_sample == 1 and len(t.samples) == 2
 
 
 def test_gpu_group_records_speedups_and_table(fake_cupy, tmp_path):

@@ -4,6 +4,7 @@ that are absent or fail, the tables, the plot, the JSON under the shipped schema
 (``--sweep``; part of the default run).  The GPU sweep's paths: tests/test_bench_gpu_paths.py."""
 
 import contextlib
+import dis
 import io
 import json
 import math
@@ -111,7 +112,9 @@ def test_every_cpu_library_computes_numpys_values_and_allocates_its_output():
         want = {"same": lambda x, y: x + y, "row": lambda x, b: x + b, "tanh": np.tanh,
                 "fused": lambda s, x, b: s * x + b}[case.name](*(h.astype(np.float64) for h in host))
         for lib in libraries:
-            got = lib.to_numpy(lib.bind(case, host)())
+            call = lib.bind(case, host)
+            assert "CALL_FUNCTION_EX" not in {i.opname for i in dis.get_instructions(call)}   # f(a, b), no f(*xs)
+            got = lib.to_numpy(call())
             assert got.dtype == np.float32 and got.shape == want.shape, lib.name
             assert not any(np.shares_memory(got, h) for h in host), lib.name        # its own output
             np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6, err_msg=f"{lib.name} {case.name}")

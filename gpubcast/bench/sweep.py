@@ -32,6 +32,7 @@ import numpy as np
 
 from . import measure
 from .patterns import PATTERNS, matrix, scaled
+from .peers import spelled_out
 
 #: output elements of the CPU sweep: 1 K .. 16 M (powers of 4), and the quick subset
 CPU_SIZES = tuple(4**k for k in range(5, 13))
@@ -95,8 +96,7 @@ def _gpubcast_library() -> Library:
     calls = {"same": gb.add, "row": gb.add, "tanh": gb.tanh, "fused": fused}
 
     def bind(case, xs):
-        f = calls[case.name]
-        return lambda: f(*xs)
+        return spelled_out(calls[case.name], xs)
     return Library(GPUBCAST, f"gpubcast {gb.__version__} ({backends.default_cpu().name})", bind)
 
 
@@ -104,8 +104,7 @@ def _numpy_library() -> Library:
     calls = {"same": np.add, "row": np.add, "tanh": np.tanh, "fused": lambda s, x, b: s * x + b}
 
     def bind(case, xs):
-        f = calls[case.name]
-        return lambda: f(*xs)
+        return spelled_out(calls[case.name], xs)
     return Library("numpy", f"NumPy {np.__version__}", bind)
 
 
@@ -116,8 +115,7 @@ def _torch_library() -> Library:
              "fused": lambda s, x, b: torch.addcmul(b, s, x)}
 
     def bind(case, xs):
-        f, ts = calls[case.name], [torch.from_numpy(x) for x in xs]
-        return lambda: f(*ts)
+        return spelled_out(calls[case.name], [torch.from_numpy(x) for x in xs])
     return Library("torch", f"PyTorch {torch.__version__} CPU ({torch.get_num_threads()} threads; "
                             f"s * x + b as torch.addcmul)", bind, lambda t: t.numpy())
 
@@ -131,8 +129,8 @@ def _jax_library() -> Library:
              "fused": jax.jit(lambda s, x, b: s * x + b)}
 
     def bind(case, xs):
-        f, js = calls[case.name], [jax.device_put(x, cpu) for x in xs]
-        return lambda: f(*js).block_until_ready()
+        call = spelled_out(calls[case.name], [jax.device_put(x, cpu) for x in xs])
+        return lambda: call().block_until_ready()
     return Library("jax", f"JAX {jax.__version__} jit (CPU)", bind)
 
 
