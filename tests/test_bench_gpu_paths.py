@@ -61,8 +61,8 @@ def fake_cupy(monkeypatch):
 def test_time_cuda_brackets_batches_with_events_and_rotates(fake_cupy):
     order = []
     t = measure.time_cuda([lambda k=k: order.append(k) for k in range(3)], repeat=2, min_sample_s=0.0)
-    assert order == [0, 1, 2, 0, 1]   # warm-up over every set, then one call per sample, still rotating
-    assert len(_Event.recorded) == 2 * 3 and t.calls_per_sample == 1 and len(t.samples) == 2
+    assert order == [0, 1, 2, 0, 1, 2, 0, 1]   # warm-up and estimate over every set, then a call per sample
+    assert len(_Event.recorded) == 2 * 4 and t.calls_per_sample == 1 and len(t.samples) == 2
 
 
 def test_gpu_group_records_speedups_and_table(fake_cupy, tmp_path):
@@ -110,3 +110,83 @@ def test_cli_on_a_gpu(tmp_path, capsys):
     assert doc["device"]["gpu"]["name"] and doc["ceilings"]["gpu"]["gbps"] > 100
     assert {r["backend"] for r in doc["records"] if r["device"] == "gpu"} >= {"cupy"}
     assert "vs CuPy" in capsys.readouterr().out
+
+
+def test_gpu_sweep_runs_every_pattern_at_each_size_with_events(fake_cupy, tmp_path):
+    """The GPU sweep's plumbing (stand-in CuPy on NumPy arrays): every pattern at the sizes asked, each
+    GPU peer timed with events, gpubcast's name normalised, speed-ups against each peer, a valid JSON
+    part, the GPU table and plot."""
+    from gpubcast.bench import sweep
+    from gpubcast.bench.peers import Gpubcast
+
+    cupy = sys.modules["cupy"]
+    gpu_peers = [Gpubcast("cuda", "gpu", cupy, "gpubcast CUDA", default=True), cupy_peer()]
+    sizes = (4**5, 4**6)
+    records, skipped = sweep.run_gpu([numpy_peer(), *gpu_peers], sizes, settings=Settings(1, 0.0, 2))
+    # the stand-in has no ElementwiseKernel: CuPy's axpb is skipped with the reason, the rest run
+    assert [(s["pattern"], s["backend"], s["elements"]) for s in skipped] == [("axpb", "cupy", n) for n in sizes]
+    assert all("ElementwiseKernel" in s["reason"] for s in skipped)
+    assert [(r["pattern"], r["elements"]) for r in records] == [(p.name, n) for p in patterns.PATTERNS for n in sizes]
+    assert _Event.recorded and fake_cupy                      # CUDA events, synchronised first calls
+    for r in records:
+        if r["pattern"] == "axpb":
+            assert set(r["seconds"]) == {"gpubcast"} and r["speedup_vs_best_peer"] is None
+            continue
+        assert r["device"] == "gpu" and set(r["seconds"]) == {"gpubcast", "cupy"}
+        assert r["speedup"]["cupy"] == pytest.approx(r["seconds"]["cupy"] / r["seconds"]["gpubcast"])
+        assert r["best_peer"] == "cupy" and r["operands"] == [list(s) for s in patterns.scaled(
+            patterns.BY_NAME[r["pattern"]], r["elements"])]
+        assert r["bytes"] == patterns.BY_NAME[r["pattern"]].traffic(tuple(map(tuple, r["operands"])), np.float32)
+    part = {"dtype": "float32", "quick": True, "devices": ["gpu"], "sizes": {"gpu": list(sizes)},
+            "libraries": {"gpu gpubcast": "g", "gpu cupy": "c"}, "absent": {}, "records": records, "skipped": []}
+    report.validate({"device": {"cpu": {"model": "t", "cores": 2}, "gpu": {"name": "fake", "memory_gib": 1.0,
+                                                                          "compute_capability": "90", "driver": "1"},
+                                "gpu_absent_reason": None, "versions": {}},
+                     "ceilings": {}, "records": [], "sweep": part})
+    [table] = report.sweep_tables(part)
+    assert [c.header for c in table.columns][:4] == ["pattern", "output", "gpubcast", "cupy"]
+    report.plot_sweep(part, tmp_path / "g.png")
+    assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+
+
+class _Delegating(types.ModuleType):
+    """A module whose own attributes are ``own`` and every other one the real module's."""
+
+    def __init__(self, name, real, **own):
+        super().__init__(name)
+        self._real = real
+        self.__dict__.update(own)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def test_gpu_sweep_on_the_virtual_device(monkeypatch):
+    """gpubcast's real CUDA backend (the virtual device: every launch checked, run by the host
+    emulation) in the GPU sweep at its smallest size, against CuPy's calls on the same arrays: the
+    results agree with NumPy's (or the run skips them), so the sweep's gpubcast path works end to end.
+    The timing's CUDA events are host-clock stand-ins (the real CuPy for everything else: NVRTC)."""
+    from gpubcast.bench import sweep
+    from gpubcast.bench.peers import Gpubcast, _array_module_peer
+    from gpubcast.devtools import device, virtual
+
+    why = device.virtual_unavailable()
+    if why:
+        pytest.skip(f"no virtual CUDA device here: {why}")
+    import cupy as real
+    idle = types.SimpleNamespace(synchronize=lambda: None)
+    cuda = _Delegating("cupy.cuda", real.cuda, Event=_Event, Device=lambda: idle, get_current_stream=lambda: idle,
+                       get_elapsed_time=lambda start, stop: (stop.t - start.t) * 1e3)
+    monkeypatch.setitem(sys.modules, "cupy", _Delegating("cupy", real, cuda=cuda, get_default_memory_pool=lambda:
+                                                         types.SimpleNamespace(free_all_blocks=lambda: None)))
+    _Event.recorded.clear()
+    with virtual.installed() as cp:
+        launches = len(cp.launches)
+        gpu_peers = [Gpubcast("cuda", "gpu", cp, "gpubcast CUDA", default=True),
+                     _array_module_peer("cupy", "CuPy", "gpu", cp)]
+        records, skipped = sweep.run_gpu(gpu_peers, (4**5,), patterns=patterns.select(["row", "where", "explicit"]),
+                                         settings=Settings(1, 0.0, 1))
+        assert skipped == []
+        assert len(cp.launches) > launches                    # gpubcast's calls launched kernels on the device
+    assert [r["pattern"] for r in records] == ["row", "explicit", "where"] and _Event.recorded
+    assert all(set(r["seconds"]) == {"gpubcast", "cupy"} and r["speedup_vs_best_peer"] > 0 for r in records)

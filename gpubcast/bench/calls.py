@@ -3,11 +3,19 @@ against the same call in NumPy (or onnxruntime), measured in one run.
 
 Every row is a warm, repeated call on (4, 8) float32 operands (the fused chains on their tiny
 shapes, ``bench/fused.py``); the time is the median over samples of many calls each
-(``measure.time_host``).  Rows: the NumPy-style functions with arrays, Python and NumPy scalars and a
-0-d array (the scalar's own cost), ``where``, ``cast``, ``clip``, ``broadcast_to``, ``out=``; a fused
-chain and the same chains op by op; the ONNX backend running a 3-node graph; and the CUDA backend's
-host path with the kernel launch stubbed (the virtual device), whose peer is CuPy's own host cost
-(not measurable without a GPU, so not shown).
+(``measure.time_host``).  Each gpubcast call is written exactly as a user writes it: no ``backend=``
+or option where a user passes none (a row that names one is about that form).  Rows: the
+NumPy-style functions with arrays, Python and NumPy scalars and a 0-d array (the scalar's own cost),
+``where``, ``cast``, ``clip``, ``broadcast_to``, ``out=``; every other calling form (issue 42):
+``dtype=``, ``out=`` of another dtype, ``backend=`` named, ``broadcast='pdpd'`` with ``axis`` and
+``'none'``, each ``broadcast_to`` mode, ``expand``, math functions and activations, ``prelu``,
+``where`` under pdpd, the ONNX and OpenVINO front ends; a fused chain and the same chains op by op;
+the ONNX backend running a 3-node graph; and the CUDA backend's host path with the kernel launch
+stubbed (the virtual device), whose peer is CuPy's own host cost (not measurable without a GPU, so
+not shown).
+
+A row whose peer is NumPy is held to issue 42's goal: gpubcast's call at most ``GOAL`` times NumPy's
+closest equivalent call (``met`` in the record; the table marks the rows above it).
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from . import fused, measure
 
 SHAPE = (4, 8)
 WARM_CALLS = 5
+#: issue 42: every calling form at most this many times NumPy's closest equivalent call
+GOAL = 1.5
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,61 @@ def _unary_binary_rows():
         Row("broadcast_to(b, (4, 8))", "numpy (+ copy)",
             lambda _: (lambda: gb.broadcast_to(b, SHAPE), lambda: np.broadcast_to(b, SHAPE).copy())),
     ]
+
+
+def _form_rows():
+    """Every calling form of issue 42, each against NumPy's closest equivalent call (the lead's list,
+    one row per form); an activation NumPy has no function for is held to one NumPy ufunc call."""
+    import gpubcast as gb
+    import gpubcast.onnx as gx
+    from gpubcast import openvino as gv
+
+    rng = np.random.default_rng(1)
+    x, z = (rng.standard_normal(SHAPE).astype(np.float32) for _ in range(2))
+    b, c = rng.standard_normal(SHAPE[1]).astype(np.float32), rng.standard_normal(SHAPE[0]).astype(np.float32)
+    m3 = rng.standard_normal((2, *SHAPE)).astype(np.float32)
+    xi = rng.integers(1, 9, SHAPE).astype(np.int32)
+    o64, f64 = np.empty(SHAPE, np.float64), np.float64
+    col = c[:, None]
+    rows = [
+        ("add(x, z, dtype=float64)", "numpy", lambda: gb.add(x, z, dtype=f64), lambda: np.add(x, z, dtype=f64)),
+        ("add(x, z, out=o float64)", "numpy", lambda: gb.add(x, z, out=o64), lambda: np.add(x, z, out=o64)),
+        ("add(x, z, backend='numba')", "numpy", lambda: gb.add(x, z, backend="numba"), lambda: np.add(x, z)),
+        ("add(x, z, backend='numpy')", "numpy", lambda: gb.add(x, z, backend="numpy"), lambda: np.add(x, z)),
+        ("add(x, c, broadcast='pdpd', axis=0)", "numpy c[:, None]",
+         lambda: gb.add(x, c, broadcast="pdpd", axis=0), lambda: np.add(x, c[:, None])),
+        ("add(x, z, broadcast='none')", "numpy", lambda: gb.add(x, z, broadcast="none"), lambda: np.add(x, z)),
+        ("add(x, 1.5)", "numpy", lambda: gb.add(x, 1.5), lambda: np.add(x, 1.5)),
+        ("exp(x)", "numpy", lambda: gb.exp(x), lambda: np.exp(x)),
+        ("gelu(x)", "numpy np.tanh (one ufunc)", lambda: gb.gelu(x), lambda: np.tanh(x)),
+        ("leaky_relu(x)", "numpy np.maximum(x, 0.01 * x)", lambda: gb.leaky_relu(x),
+         lambda: np.maximum(x, 0.01 * x)),
+        ("relu(x)", "numpy np.maximum(x, 0)", lambda: gb.relu(x), lambda: np.maximum(x, 0)),
+        ("prelu(x, b)", "numpy np.where(x >= 0, x, b * x)", lambda: gb.prelu(x, b),
+         lambda: np.where(x >= 0, x, b * x)),
+        ("where(x > 0, x, z)", "numpy", lambda: gb.where(x > 0, x, z), lambda: np.where(x > 0, x, z)),
+        ("where(x > 0, x, c, broadcast='pdpd', axis=0)", "numpy c[:, None]",
+         lambda: gb.where(x > 0, x, c, broadcast="pdpd", axis=0), lambda: np.where(x > 0, x, c[:, None])),
+        ("broadcast_to(c, (4, 8), mode='explicit', axes_mapping=[0])", "numpy broadcast_to(c[:, None]) + copy",
+         lambda: gb.broadcast_to(c, SHAPE, mode="explicit", axes_mapping=[0]),
+         lambda: np.broadcast_to(col, SHAPE).copy()),
+        ("broadcast_to(c, (4, 8), mode='pdpd', axis=0)", "numpy broadcast_to(c[:, None]) + copy",
+         lambda: gb.broadcast_to(c, SHAPE, mode="pdpd", axis=0), lambda: np.broadcast_to(col, SHAPE).copy()),
+        ("broadcast_to(b, (4, 1), mode='bidirectional')", "numpy broadcast_to + copy",
+         lambda: gb.broadcast_to(b, (4, 1), mode="bidirectional"), lambda: np.broadcast_to(b, SHAPE).copy()),
+        ("expand(b, (4, 8))", "numpy broadcast_to + copy", lambda: gb.expand(b, SHAPE),
+         lambda: np.broadcast_to(b, SHAPE).copy()),
+        ("onnx Add(x, b)", "numpy", lambda: gx.Add(x, b), lambda: np.add(x, b)),
+        ("onnx Div(xi, xi), int32", "numpy floor_divide", lambda: gx.Div(xi, xi), lambda: np.floor_divide(xi, xi)),
+        ("onnx Relu(x)", "numpy np.maximum(x, 0)", lambda: gx.Relu(x), lambda: np.maximum(x, 0)),
+        ("onnx Sum(x, z, x)", "numpy x + z + x", lambda: gx.Sum(x, z, x), lambda: x + z + x),
+        ("openvino Add(x, b)", "numpy", lambda: gv.Add(x, b), lambda: np.add(x, b)),
+        ("openvino Add(m3, x, auto_broadcast='pdpd', axis=1)", "numpy",
+         lambda: gv.Add(m3, x, auto_broadcast="pdpd", axis=1), lambda: np.add(m3, x)),
+        ("openvino Broadcast(c, [4, 8], [0], mode='explicit')", "numpy broadcast_to(c[:, None]) + copy",
+         lambda: gv.Broadcast(c, [4, 8], [0], mode="explicit"), lambda: np.broadcast_to(col, SHAPE).copy()),
+    ]
+    return [Row(call, peer, _pair(ours, theirs)) for call, peer, ours, theirs in rows]
 
 
 def _pair(ours, theirs):
@@ -189,11 +254,17 @@ def _cuda_rows():
 
 
 def rows(cuda: bool = True) -> list[Row]:
-    return [*_unary_binary_rows(), *_chain_rows(), *_onnx_rows(), *(_cuda_rows() if cuda else [])]
+    return [*_unary_binary_rows(), *_form_rows(), *_chain_rows(), *_onnx_rows(), *(_cuda_rows() if cuda else [])]
+
+
+def held_to_goal(peer: str) -> bool:
+    """Whether a row with this peer is held to ``GOAL`` (NumPy's calls; not onnxruntime, not none)."""
+    return peer.startswith("numpy")
 
 
 def run(*, repeat: int = 5, min_sample_s: float = 0.05, cuda: bool = True, progress=None) -> list[dict]:
-    """One record per row: ``{"call", "peer", "gpubcast_s", "peer_s", "ratio"}`` (peer_s None: no peer)."""
+    """One record per row: ``{"call", "peer", "gpubcast_s", "peer_s", "ratio", "met"}`` (peer_s None: no
+    peer; ratio gpubcast's time over the peer's; met: ratio <= GOAL, None for a row not held to it)."""
     records = []
     for row in rows(cuda):
         if progress:
@@ -205,6 +276,7 @@ def run(*, repeat: int = 5, min_sample_s: float = 0.05, cuda: bool = True, progr
             t_ours = measure.time_host([ours], repeat=repeat, min_sample_s=min_sample_s).median_s
             t_theirs = None if theirs is None else \
                 measure.time_host([theirs], repeat=repeat, min_sample_s=min_sample_s).median_s
-        records.append({"call": row.call, "peer": row.peer, "gpubcast_s": t_ours, "peer_s": t_theirs,
-                        "ratio": None if t_theirs is None else t_ours / t_theirs})
+        ratio = None if t_theirs is None else t_ours / t_theirs
+        records.append({"call": row.call, "peer": row.peer, "gpubcast_s": t_ours, "peer_s": t_theirs, "ratio": ratio,
+                        "met": ratio <= GOAL if ratio is not None and held_to_goal(row.peer) else None})
     return records

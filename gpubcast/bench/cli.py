@@ -1,5 +1,7 @@
 """``python -m gpubcast bench``: the pattern suite on every backend found, against the measured
-ceilings; a table on the terminal, ``--json PATH`` and ``--plot PATH``."""
+ceilings, the fused chains, the math table, the small calls and the size sweep; tables on the
+terminal, ``--json PATH`` and ``--plot PATH`` (the sweep's plot beside it, ``sweep_plot_path``).
+``--sweep`` runs the size sweep alone (its plot at PATH)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,13 @@ def configure(parser) -> None:
                         help="skip the fused chains (gpubcast.fuse against the same chain op by op and its peers)")
     parser.add_argument("--no-math", dest="math", action="store_false",
                         help="skip the math table (each new math function and activation against NumPy, issue #22)")
+    parser.add_argument("--sweep", nargs="?", const="all", choices=("all", "cpu", "gpu"),
+                        help="only the size sweep (float32; CPU: 1K-16M elements against NumPy, PyTorch, JAX; GPU: "
+                             "every pattern at 4 KB-1 GB against CuPy and torch), on every device found, or on "
+                             "'cpu' or 'gpu' alone; the default run includes it (at fewer sizes with --quick); "
+                             "--plot PATH draws it")
+    parser.add_argument("--no-sweep", dest="with_sweep", action="store_false",
+                        help="leave the size sweep out of the default run")
 
 
 def _dtype(name: str) -> np.dtype:
@@ -99,10 +108,14 @@ def _run(args, console) -> int:
     from . import functions, fused
 
     dtype = _dtype(args.dtype)
-    names = args.patterns or []
+    if args.sweep and args.patterns:
+        raise ValueError("--sweep runs the size sweep alone: leave out --patterns")
+    if args.sweep and dtype != np.float32:
+        raise ValueError(f"the size sweep runs float32 (its sizes are float32 bytes), not --dtype {dtype}")
+    names = args.patterns or ([] if not args.sweep else ["sweep"])   # --sweep: nothing else
     fused_names = [n for n in names if n.startswith("fused-")]
     math_names = [n for n in names if n == "math" or n.startswith("math-")]
-    plain = [n for n in names if n not in fused_names and n not in math_names]
+    plain = [n for n in names if n not in fused_names and n not in math_names and n != "sweep"]
     chosen = patterns.select(plain) if plain or not names else ()
     chains = fused.select([n[len("fused-"):] for n in fused_names]) if fused_names or not names else ()
     rows = functions.select([n[len("math-"):] for n in math_names if n != "math"]) \
@@ -117,8 +130,10 @@ def _run(args, console) -> int:
     peers, absent = discover(args.threads)
     peers = _chosen(peers, args.backends)
     gpu, why_no_gpu = gpu_info()
-    console.print(f"gpubcast {gpubcast.__version__} bench: {len(chosen)} patterns × {', '.join(sizes)}, "
-                  f"{dtype}, {settings.repeat} samples, {settings.sets} input sets rotated", markup=False)
+    sweep_devices = _sweep_devices(args, names, dtype, gpu)
+    what = f"{len(chosen)} patterns × {', '.join(sizes)}, {dtype}" if not args.sweep else "the size sweep, float32"
+    console.print(f"gpubcast {gpubcast.__version__} bench: {what}, {settings.repeat} samples, {settings.sets} input "
+                  f"sets rotated", markup=False)
     console.print(f"gpubcast's host memory pool: {host_pool.describe()}", markup=False)
     if gpu is None:
         console.print(f"No GPU: {why_no_gpu}; the GPU backends (CuPy, gpubcast CUDA, torch) are not run.",
@@ -132,7 +147,7 @@ def _run(args, console) -> int:
     if not peers:
         raise ValueError("none of the chosen backends is present here")
 
-    devices = {p.device for p in peers}
+    devices = {p.device for p in peers} if chosen else set()   # the ceilings are the pattern suite's
     ceilings = {}
     with console.status("measuring the machine's ceilings"):
         if "cpu" in devices:
@@ -166,6 +181,7 @@ def _run(args, console) -> int:
     math_records = _math(args, console, rows, math_sizes, dtype, settings, peers, skipped) \
         if args.math and rows and math_sizes else []
     call_records = _calls(console, settings) if "tiny" in sizes and not names else []
+    sweep = _sweep(console, sweep_devices, args.quick, peers, settings) if sweep_devices else None
 
     document = {
         "gpubcast_version": gpubcast.__version__,
@@ -184,14 +200,65 @@ def _run(args, console) -> int:
         "fused_goals": fused.comparisons(fused_records),
         "math": math_records,
         "calls": call_records,
+        "sweep": sweep,
     }
     if args.json:
         report.write_json(document, args.json)
         console.print(f"wrote {args.json}", markup=False)
     if args.plot:
-        report.plot(document, args.plot)
-        console.print(f"wrote {args.plot}", markup=False)
+        if not args.sweep:
+            report.plot(document, args.plot)
+            console.print(f"wrote {args.plot}", markup=False)
+        if sweep:
+            path = args.plot if args.sweep else sweep_plot_path(args.plot)
+            report.plot_sweep(sweep, path)
+            console.print(f"wrote {path}", markup=False)
     return 0
+
+
+def sweep_plot_path(path: str) -> str:
+    """Where the default run draws the sweep beside the suite's chart at ``path``: ``r.png`` -> ``r-sweep.png``."""
+    import pathlib
+    p = pathlib.Path(path)
+    return str(p.with_name(f"{p.stem}-sweep{p.suffix or '.png'}"))
+
+
+def _sweep_devices(args, names, dtype, gpu) -> tuple[str, ...]:
+    """The devices the size sweep runs on: those ``--sweep`` names, or in the default run (no
+    --patterns or --backends, both sizes, float32, no --no-sweep) every device found."""
+    if args.sweep:
+        wanted = ("cpu", "gpu") if args.sweep == "all" else (args.sweep,)
+    elif names or args.backends or args.size != "both" or not args.with_sweep or dtype != np.float32:
+        return ()
+    else:
+        wanted = ("cpu", "gpu")
+    if args.sweep == "gpu" and gpu is None:
+        raise ValueError("--sweep gpu needs a GPU, and CuPy finds none here")
+    return tuple(d for d in wanted if d == "cpu" or gpu is not None)
+
+
+def _sweep(console, devices, quick: bool, peers, settings) -> dict:
+    """The size sweep (``bench/sweep.py``) on ``devices``: its tables and the points where another
+    library is ahead."""
+    from . import report, sweep
+
+    with console.status("size sweep") as status:
+        result = sweep.run(devices, quick=quick, peers=peers, settings=settings, progress=status.update)
+    for name, why in result["absent"].items():
+        console.print(f"size sweep: {name} not run: {why}", markup=False)
+    for table in report.sweep_tables(result):
+        console.print(table)
+    for name, label in result["libraries"].items():
+        console.print(f"  {name}: {label}", markup=False)
+    for s in result["skipped"]:
+        console.print(f"size sweep: skipped {s['pattern']} at {sweep.size_text(s['elements'], s['device'])} on "
+                      f"{s['backend']}: {s['reason']}", markup=False)
+    for device in devices:
+        points = sweep.behind(result["records"], device)
+        console.print(f"size sweep {device.upper()}: " + (f"another library is ahead at {len(points)} points: "
+                                                           f"{', '.join(points)}" if points else
+                                                           "gpubcast is ahead at every point"), markup=False)
+    return result
 
 
 def _calls(console, settings) -> list[dict]:
@@ -202,14 +269,21 @@ def _calls(console, settings) -> list[dict]:
 
     with console.status("small calls"):
         records = calls.run(repeat=settings.repeat, min_sample_s=settings.min_sample_s)
-    table = Table(title=f"Small calls, {calls.SHAPE} float32, warm: median per call")
-    for col in ("call", "gpubcast", "peer", "peer's", "gpubcast / peer"):
-        table.add_column(col, justify="left" if col in ("call", "peer") else "right")
+    table = Table(title=f"Small calls, {calls.SHAPE} float32, warm: median per call; each gpubcast call as a user "
+                        f"writes it; goal (issue 42): <= {calls.GOAL:g}x NumPy's closest call", title_justify="left")
+    for col in ("call", "gpubcast", "peer", "peer's", "gpubcast / peer", "goal"):
+        table.add_column(col, justify="left" if col in ("call", "peer", "goal") else "right")
     for r in records:
         table.add_row(r["call"], f"{r['gpubcast_s'] * 1e6:.2f} us", r["peer"],
                       "" if r["peer_s"] is None else f"{r['peer_s'] * 1e6:.2f} us",
-                      "" if r["ratio"] is None else f"{r['ratio']:.2f}")
+                      "" if r["ratio"] is None else f"{r['ratio']:.2f}",
+                      "" if r["met"] is None else ("met" if r["met"] else f"ABOVE {calls.GOAL:g}x"),
+                      style=None if r["met"] is not False else "bold red")
     console.print(table)
+    held = [r for r in records if r["met"] is not None]
+    above = [r["call"] for r in held if not r["met"]]
+    console.print(f"small calls: {len(held) - len(above)} of {len(held)} rows at most {calls.GOAL:g}x NumPy"
+                  + (f"; above it: {', '.join(above)}" if above else ""), markup=False)
     return records
 
 
@@ -225,8 +299,8 @@ def _math(args, console, rows, sizes, dtype, settings, peers, skipped: list) -> 
                       markup=False)
         return []
     cpu = next((p for p in peers if p.name.startswith("gpubcast-") and p.device == "cpu"), None)
-    backend = cpu.backend if cpu else None
-    threads = _threads(backend)
+    backend = None if cpu is None or cpu.default else cpu.backend   # None: the user's call, no backend=
+    threads = _threads(cpu.backend if cpu else None)
     records, missed_all = [], []
     with console.status("math functions"):
         for size in sizes:

@@ -79,10 +79,13 @@ class Function:
         """NumPy's expression as a function ``(x, y, o) -> result``."""
         return _compiled(self.numpy)
 
-    def gpubcast_call(self, backend: str | None):
-        """gpubcast's function as ``(*operands, out) -> result`` on ``backend``."""
+    def gpubcast_call(self, backend: str | None = None):
+        """gpubcast's function as ``(*operands, out) -> result``: the user's call (no ``backend=``)
+        when ``backend`` is None, else forced onto ``backend``."""
         import gpubcast as gb
-        f, kwargs = getattr(gb, self.call or self.op), dict(self.kwargs, backend=backend)
+        f, kwargs = getattr(gb, self.call or self.op), dict(self.kwargs)
+        if backend is not None:
+            kwargs["backend"] = backend
         return lambda *xs, out=None: f(*xs, out=out, **kwargs)
 
 
@@ -173,11 +176,15 @@ def _xyo(xs, o):
     return xs[0], xs[1] if len(xs) > 1 else None, o
 
 
-def run(size: str, *, dtype=np.float32, quick: bool = False, backend: str | None = "numba", repeat: int = 5,
+def run(size: str, *, dtype=np.float32, quick: bool = False, backend: str | None = None, repeat: int = 5,
         sets: int = 2, min_sample_s: float = 0.05, functions=FUNCTIONS, progress=None) -> tuple[list, list]:
-    """(records, skipped): one record per row, gpubcast's and NumPy's medians on the same operands."""
+    """(records, skipped): one record per row, gpubcast's and NumPy's medians on the same operands;
+    gpubcast called as a user calls it (``backend`` None: the backend it picks, named in the records'
+    ``backend``), or forced onto ``backend``."""
+    from gpubcast import backends
+
     records, skipped = [], []
-    label = f"gpubcast-{backend}" if backend else "gpubcast"
+    label = f"gpubcast-{backend or backends.default_cpu().name}"
     for f in functions:
         if progress:
             progress(f"math {f.name} {size}")

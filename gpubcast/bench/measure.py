@@ -2,8 +2,8 @@
 
 Timing: a first call is timed on its own (it carries JIT / NVRTC compiles and
 setup) by the caller; ``time_host`` and ``time_cuda`` then warm up over every
-input set, choose a number of calls per sample long enough for the clock, and
-return the median over ``repeat`` samples.  Calls rotate over the input sets
+input set, time one more warm pass to choose a number of calls per sample long
+enough for the clock, and return the median over ``repeat`` samples.  Calls rotate over the input sets
 across samples, so caches never see the same buffers twice in a row.  GPU
 samples are bracketed by CUDA events on the current stream, so they count
 device time, launch-bound or not, and nothing of the host's synchronisation.
@@ -60,10 +60,13 @@ class Timing:
 
 
 def _measure(batch: Callable[[int], float], warmup_calls: int, repeat: int, min_sample_s: float) -> Timing:
-    """``batch(n)`` runs n calls and returns their seconds.  One warm-up batch (every input set
-    once) also estimates a call, which sets the calls per sample."""
+    """``batch(n)`` runs n calls and returns their seconds.  A warm-up batch (every input set once:
+    compiled, prepared, on gpubcast's hot path, which prepares a call the second time it sees it),
+    then a second such batch estimates a warm call, which sets the calls per sample (estimated from
+    the first, a slow first sight made samples of one or two tiny calls)."""
     if repeat < 1:
         raise ValueError(f"repeat must be >= 1, got {repeat}")
+    batch(warmup_calls)
     estimate = batch(warmup_calls) / warmup_calls
     n = max(1, min(MAX_CALLS_PER_SAMPLE, math.ceil(min_sample_s / max(estimate, 1e-9))))
     samples = tuple(batch(n) / n for _ in range(repeat))

@@ -14,10 +14,13 @@ backend computes (``shapes(size, device)``).  For ``copy`` the operands are
 ``(input shape, target shape)``: the target is a shape, not an array.
 ``make_cases`` builds the input sets (distinct buffers with the same values,
 so that rotating over them keeps caches from flattering) and output buffers.
+``scaled(pattern, n)`` gives a pattern's shapes at any output size of ``4**k`` elements (the size
+sweep, ``sweep.py``): the same operands, ranks and broadcast dims as its fixed sizes.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -133,6 +136,69 @@ PATTERNS: tuple[Pattern, ...] = (
 )
 
 BY_NAME = {p.name: p for p in PATTERNS}
+
+
+#: the innermost extent the scaled matrices grow to (the fixed GPU shapes' K), and NCHW's C and H = W cap
+MATRIX_K, CHANNELS, PLANE = 4096, 64, 64
+
+
+def matrix(n: int) -> tuple[int, int]:
+    """(M, K), M * K == n: square up to K = MATRIX_K, then rows."""
+    k = min(MATRIX_K, math.isqrt(n))
+    return n // k, k
+
+
+def _nchw(n: int) -> tuple[int, int, int, int]:
+    """(N, C, H, W), product n: C = CHANNELS, square planes up to PLANE x PLANE, then images."""
+    plane = n // CHANNELS
+    h = min(PLANE, math.isqrt(plane))
+    return plane // (h * h), CHANNELS, h, h
+
+
+def _rank6(n: int) -> tuple[int, ...]:
+    """The output (a, e, b, f, c, d) of ``rank6``, product n: each broadcast dim at least 2, the
+    innermost d up to 64 and c up to 32, the rest shared by a, e, b, f."""
+    bits = [1, 1, 1, 1, 0, 0]                        # a, e, b, f, c, d (log2)
+    left = n.bit_length() - 1 - 4
+    for i, cap in ((5, 6), (4, 5)):
+        bits[i] = min(cap, left)
+        left -= bits[i]
+    for k in range(left):
+        bits[k % 4] += 1
+    return tuple(2**b for b in bits)
+
+
+def _scaled_shapes(name: str, n: int) -> Shapes:
+    (m, k), (nn, c, h, w) = matrix(n), _nchw(n)
+    if name == "rank6":
+        a, e, b, f, c6, d = _rank6(n)
+        return (a, 1, b, 1, c6, d), (1, e, 1, f, c6, 1)
+    if name == "expand":
+        ch = min(MATRIX_K, m)
+        return (ch, 1), (m // ch, 1, k)
+    return {
+        "same": ((n,), (n,)), "scalar": ((n,), (1,)), "row": ((m, k), (k,)), "column": ((m, k), (m, 1)),
+        "nchw": ((nn, c, h, w), (1, c, 1, 1)), "outer": ((m, 1), (1, k)), "transposed": ((m, k), (m, k)),
+        "pdpd": ((nn, c, h, w), (c, h)), "explicit": ((c, w), (nn, c, h, w)), "where": ((m, 1), (m, k), (1, k)),
+        "sum4": ((nn, c, h, w), (1, c, 1, 1), (nn, 1, h, w), (w,)),
+        "axpb": ((1, c, 1, 1), (nn, c, h, w), (1, c, 1, 1)),
+    }[name]
+
+
+#: the least output the scaled shapes take (every broadcast dim of every pattern at least 2)
+SCALED_MIN = 4**5
+
+
+def scaled(pattern: Pattern, n: int) -> Shapes:
+    """``pattern``'s operand shapes for an output of ``n`` elements (a power of 4, at least
+    ``SCALED_MIN``): the operands, ranks and broadcast dims of its fixed shapes, grown in the
+    dims its fixed sizes grow."""
+    if n < SCALED_MIN or n & (n - 1) or (n.bit_length() - 1) % 2:
+        raise ValueError(f"a scaled size is a power of 4 of at least {SCALED_MIN} elements, not {n}")
+    try:
+        return _scaled_shapes(pattern.name, n)
+    except KeyError:
+        raise ValueError(f"pattern {pattern.name!r} has no scaled shapes (patterns._scaled_shapes)") from None
 
 
 def select(names=None) -> tuple[Pattern, ...]:

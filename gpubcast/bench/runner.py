@@ -96,30 +96,42 @@ def run_suite(patterns, sizes, peers, dtype, settings: Settings, ceilings: dict,
                 if not group:
                     continue
                 shapes = pattern.shapes(size, device)
-                try:
-                    host = host_operands(pattern, shapes, dtype)
-                    expected = reference(pattern, shapes, dtype, host)
-                    cases = make_cases(pattern, shapes, dtype, group[0].xp, sets=settings.sets, host=host)
-                except Exception as e:  # noqa: BLE001 - e.g. a dtype NumPy or CuPy cannot hold
-                    cases, setup_failed = [], f"{type(e).__name__}: {e}"
-                else:
-                    setup_failed = None
-                for peer in group:
-                    progress(f"{pattern.name} {size} {peer.label}")
-                    where = {"pattern": pattern.name, "backend": peer.name, "size": size}
-                    try:
-                        if setup_failed:
-                            raise RuntimeError(f"no inputs: {setup_failed}")
-                        first, timing, note = run_case(peer, pattern, shapes, cases, expected, settings)
-                    except Exception as e:  # noqa: BLE001 - report, and go on with the others
-                        skipped.append({**where, "reason": f"{type(e).__name__}: {e}"})
-                        continue
-                    records.append(_record(pattern, peer, size, dtype, shapes, first, timing, note,
-                                           ceilings.get(device, {}).get("gbps")))
-                del cases
-                _release(device)
+                for peer, outcome in run_group(pattern, shapes, group, dtype, settings,
+                                               lambda peer: progress(f"{pattern.name} {size} {peer.label}")):
+                    if isinstance(outcome, str):
+                        skipped.append({"pattern": pattern.name, "backend": peer.name, "size": size,
+                                        "reason": outcome})
+                    else:
+                        records.append(_record(pattern, peer, size, dtype, shapes, *outcome,
+                                               ceilings.get(device, {}).get("gbps")))
     add_speedups(records)
     return records, skipped
+
+
+def run_group(pattern: Pattern, shapes, group, dtype, settings: Settings, progress=lambda peer: None) -> list[tuple]:
+    """``pattern`` at ``shapes`` on each peer of ``group`` (one device: the input sets are made in the
+    first peer's array module): ``(peer, (first, timing, note))``, or ``(peer, why it did not run)``;
+    ``progress(peer)`` before each peer runs.  The device's memory pool is emptied after."""
+    try:
+        host = host_operands(pattern, shapes, dtype)
+        expected = reference(pattern, shapes, dtype, host)
+        cases = make_cases(pattern, shapes, dtype, group[0].xp, sets=settings.sets, host=host)
+    except Exception as e:  # noqa: BLE001 - e.g. a dtype NumPy or CuPy cannot hold
+        cases, setup_failed = [], f"{type(e).__name__}: {e}"
+    else:
+        setup_failed = None
+    outcomes = []
+    for peer in group:
+        progress(peer)
+        try:
+            if setup_failed:
+                raise RuntimeError(f"no inputs: {setup_failed}")
+            outcomes.append((peer, run_case(peer, pattern, shapes, cases, expected, settings)))
+        except Exception as e:  # noqa: BLE001 - report, and go on with the others
+            outcomes.append((peer, f"{type(e).__name__}: {e}"))
+    del cases
+    _release(group[0].device)
+    return outcomes
 
 
 def _record(pattern, peer, size, dtype, shapes, first, timing, note, ceiling) -> dict:
