@@ -105,6 +105,44 @@ def test_every_op_kind_is_answered_in_c_with_numpys_values(cp):
         assert host(got).dtype == np.asarray(want).dtype, name
 
 
+def _forms(cp):
+    """Calling forms beyond the plain call, each through its own table (``OptionTables``, the front
+    ends'): (name, call, NumPy's answer)."""
+    import gpubcast.onnx as gx
+    import gpubcast.openvino as gv
+    x, b, c = cp.asarray(HX), cp.asarray(HB), cp.asarray(HB[:3])
+    x64 = cp.asarray(HX.astype(np.float64))
+    o64, oc = cp.empty((3, 4), np.float64), cp.empty((3, 4), np.complex64)
+    return [
+        ("broadcast_to", lambda: gb.broadcast_to(b, (3, 4)), np.broadcast_to(HB, (3, 4))),
+        ("broadcast_to pdpd", lambda: gb.broadcast_to(c, (3, 4), mode="pdpd", axis=0),
+         np.broadcast_to(HB[:3, None], (3, 4))),
+        ("expand", lambda: gb.expand(b, [3, 4]), np.broadcast_to(HB, (3, 4))),
+        ("broadcast='pdpd', axis=0", lambda: gb.add(x, c, broadcast="pdpd", axis=0), HX + HB[:3, None]),
+        ("backend='cuda'", lambda: gb.add(x, b, backend="cuda"), HX + HB),
+        ("dtype=float64", lambda: gb.add(x, b, dtype=np.float64), np.add(HX, HB, dtype=np.float64)),
+        ("float32 + float64 arrays", lambda: gb.multiply(x, x64), HX * HX.astype(np.float64)),
+        ("out= of float64", lambda: gb.add(x, b, out=o64), (HX + HB).astype(np.float64)),
+        ("out= of complex64", lambda: gb.multiply(x, b, out=oc), (HX * HB).astype(np.complex64)),
+        ("leaky_relu", lambda: gb.leaky_relu(x, 0.1), np.where(HX >= 0, HX, F32(0.1) * HX)),
+        ("onnx Sum of 4", lambda: gx.Sum(x, x, b, x), HX + HX + HB + HX),
+        ("onnx Add", lambda: gx.Add(x, b), HX + HB),
+        ("openvino Add pdpd", lambda: gv.Add(x, c, auto_broadcast="pdpd", axis=0), HX + HB[:3, None]),
+    ]
+
+
+def test_every_calling_form_is_answered_in_c_with_numpys_values(cp):
+    """Each calling form with a table of its own is answered in C from its fourth call, a call that
+    converts an input first (dtype=, mixed types) or its result into out= of another dtype included:
+    their cast launches are the entry's too, into temporaries it allocates."""
+    for name, call, want in _forms(cp):
+        for _ in range(3):
+            call()
+        got = compiled(call, 1)
+        np.testing.assert_array_equal(host(got), want, err_msg=name)
+        assert host(got).dtype == np.asarray(want).dtype, name
+
+
 def _launches_of(cp, call):
     first = len(cp.launches)
     call()
@@ -131,6 +169,14 @@ def test_the_c_path_makes_the_python_paths_launches_byte_for_byte(cp, monkeypatc
         by_python = _launches_of(cp, call)
         monkeypatch.undo()
         assert by_c and by_c == by_python
+    for name, call, want in _forms(cp):                     # temporaries: new addresses each call
+        for _ in range(3):
+            call()
+        by_c = _launches_of(cp, lambda: compiled(call, 1))
+        python_path_only(monkeypatch)
+        by_python = _launches_of(cp, call)
+        monkeypatch.undo()
+        assert [lc[:4] for lc in by_c] == [lc[:4] for lc in by_python], name
 
 
 def test_fused_functions_and_elementwise_kernels_are_answered_in_c(cp):
@@ -279,7 +325,7 @@ def test_no_call_synchronises_or_copies_to_the_host(cp, monkeypatch):
     f = gb.fuse(lambda x, b: x * b + 1)
     k = gb.ElementwiseKernel("T x, T y", "T z", "z = x - y", "minus_test")
     x, b = cp.asarray(HX), cp.asarray(HB)
-    calls = [call for _, call, _ in cases] + [lambda: f(x, b), lambda: k(x, b)]
+    calls = [call for _, call, _ in cases + _forms(cp)] + [lambda: f(x, b), lambda: k(x, b)]
     syncs = cp.host_syncs
     for call in calls:
         for _ in range(4):

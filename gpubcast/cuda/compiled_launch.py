@@ -39,7 +39,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import compiled_calls
+from ..plan import c_strides, plan as make_plan
 from . import launch
+from .sources import FAMILIES
 
 #: the CUDA driver library the real launcher is taken from (dlopen at run time)
 LIBCUDA = "libcuda.so.1"
@@ -186,9 +188,11 @@ def _alignment(x) -> int:
     return min(item, 16) or 1 if isinstance(getattr(x, "dtype", None), np.dtype) else 1
 
 
-def add_entry(table, key: bytes, backend, mode: int, slots, aligns, allocs, first_out: int, launches, keep) -> bool:
+def add_entry(table, key: bytes, backend, mode: int, nops: int, slots, aligns, allocs, first_out: int, launches,
+              keep) -> bool:
     """``table[key]``: an entry of ``backend`` (its context, the current device, the kernels loaded on
-    it) running ``launches`` (``describe``'s tuples) on the call's operands."""
+    it) running ``launches`` (``describe``'s tuples) on the call's ``nops`` operands and what it
+    allocates (``allocs``)."""
     found = backend.compiled_context()
     if found is None:
         return False
@@ -196,13 +200,39 @@ def add_entry(table, key: bytes, backend, mode: int, slots, aligns, allocs, firs
     device = backend.current_device()
     resolved = tuple((backend.function(family, name, device).ptr, grid, block, params, ptrs, values)
                      for family, name, grid, block, params, ptrs, values in launches)
-    nops = len(slots) - len(allocs) if mode == 1 else len(slots)
     entry = _module.entry(ctx, mode, nops, first_out, device, tuple(slots), tuple(aligns), tuple(allocs), resolved,
                           (keep, launcher, [backend.function(f, n, device) for f, n, *_ in launches]))
     if len(table) >= compiled_calls.MAX_ENTRIES and key not in table:
         table.clear()
     table[key] = entry
     return True
+
+
+class Layout(NamedTuple):
+    """What the planner reads of an array (a temporary the call allocates, C-contiguous)."""
+    shape: tuple
+    strides: tuple
+    itemsize: int
+    dtype: np.dtype
+
+    @classmethod
+    def contiguous(cls, shape, dtype) -> Layout:
+        dtype = np.dtype(dtype)
+        return cls(tuple(shape), tuple(s * dtype.itemsize for s in c_strides(tuple(shape))), dtype.itemsize, dtype)
+
+
+def _renumbered(launches, where: dict) -> list:
+    """``describe``'s tuples with operand i read as operand ``where.get(i, i)``."""
+    return [(*rest, tuple((where.get(i, i), off, add) for i, off, add in ptrs),
+             tuple((where.get(i, i), off) for i, off in values)) for *rest, ptrs, values in launches]
+
+
+def _cast_launches(src, dst, src_at: int, dst_at: int) -> list:
+    """The launches converting array ``src`` (operand ``src_at``) into ``dst`` (operand ``dst_at``, of
+    its shape), as ``CudaBackend.convert`` launches them: ``launch.templates_for('cast', ...)``."""
+    found = launch.templates_for("cast", make_plan(src, out=dst), (np.dtype(src.dtype),), np.dtype(dst.dtype),
+                                 (False,))
+    return _renumbered([describe(t, (False, False), FAMILIES[t.family].nin) for t in found], {0: dst_at, 1: src_at})
 
 
 class Program:
@@ -217,35 +247,46 @@ class Program:
     def picked(self, picks) -> Program:
         """This program on a call whose operand k + 1 is argument ``picks[k]`` + 1 (a fused function's
         leaves, in their order, are arguments in another order or not all of them)."""
-        where = (0, *(i + 1 for i in picks))
+        where = {k + 1: i + 1 for k, i in enumerate(picks)}
 
         def launches(host):   # host: per call operand (the output, then every argument)
-            mine = (host[0], *(host[i] for i in where[1:]))
-            return [(*rest, tuple((where[i], off, add) for i, off, add in ptrs),
-                     tuple((where[i], off) for i, off in values)) for *rest, ptrs, values in self.launches(mine)]
+            return _renumbered(self.launches((host[0], *(host[where[k]] for k in sorted(where)))), where)
         return Program(self.backend, launches)
 
     def register_call(self, table, out, inputs, slots, out_dtype, out_shape, keep, cast_out=False) -> bool:
-        """Add the entry of this call (mode 0: ``out`` operand 0, allocated where None).  Not for a call
-        converting an input array first or its result into out= (``compiled_calls.Cast``, ``cast_out``)."""
+        """Add the entry of this call (mode 0: ``out`` operand 0, allocated where None).  An input the
+        call converts first (``compiled_calls.Cast``) and a result converted into ``out=`` (``cast_out``)
+        are temporaries after the call's operands, with the cast launches ``CudaBackend.convert`` makes
+        (before the runner's, after them)."""
         module = load()
-        if cast_out or any(type(dt) is compiled_calls.Cast for dt in slots):
-            return False
         if module is None or len(inputs) + 1 > module.MAX_OPS or self.backend.compiled_context() is None:
             return False   # (the context first: it registers the backend's array type, which the key reads)
         k = module.key(0, out, *inputs)
         if k is None or k in table:   # (there: C declined this call, e.g. for another current device)
             return k is not None
-        in_slots = [_slot(x, dt, module) for x, dt in zip(inputs, slots)]
-        if any(s is None for s in in_slots):
+        casts = {i + 1: dt.dtype for i, dt in enumerate(slots) if type(dt) is compiled_calls.Cast}
+        in_slots = [_slot(x, None if type(dt) is compiled_calls.Cast else dt, module) for x, dt in zip(inputs, slots)]
+        if any(s is None for s in in_slots) or any(in_slots[i - 1] != module.SLOT_DEVICE for i in casts) or \
+                cast_out and out is None or len(inputs) + 1 + len(casts) + cast_out > module.MAX_OPS:
             return False
-        host = (False, *(s not in (module.SLOT_DEVICE,) for s in in_slots))
-        out_slot = module.SLOT_ALLOC if out is None else module.SLOT_DEVICE
-        allocs = ((0, tuple(out_shape), np.dtype(out_dtype)),) if out is None else ()
-        aligns = (1 if out is None else _alignment(out), *(_alignment(x) for x in inputs))
+        n, temps, where = len(inputs) + 1, [], {}
+        for i, dt in casts.items():                       # each converted input: a temporary the runner reads
+            where[i] = n + len(temps)
+            temps.append(Layout.contiguous(inputs[i - 1].shape, dt))
+        if cast_out:                                      # the runner's result: a temporary, then cast into out=
+            where[0] = n + len(temps)
+            temps.append(Layout.contiguous(out_shape, out_dtype))
+        host = (False, *(s != module.SLOT_DEVICE for s in in_slots))
+        launches = [*(c for i in casts for c in _cast_launches(inputs[i - 1], temps[where[i] - n], i, where[i])),
+                    *_renumbered(self.launches(host), where),
+                    *(_cast_launches(temps[-1], out, where[0], 0) if cast_out else ())]
+        allocs = (((0, tuple(out_shape), np.dtype(out_dtype)),) if out is None else ()) + tuple(
+            (n + j, t.shape, t.dtype) for j, t in enumerate(temps))
+        slots_c = (module.SLOT_ALLOC if out is None else module.SLOT_DEVICE, *in_slots,
+                   *(module.SLOT_ALLOC,) * len(temps))
+        aligns = (1 if out is None else _alignment(out), *(_alignment(x) for x in inputs), *(1,) * len(temps))
         dtypes = tuple(x.dtype for x in (out, *inputs) if x is not None and hasattr(x, "dtype"))
-        return add_entry(table, k, self.backend, 0, (out_slot, *in_slots), aligns, allocs, 0, self.launches(host),
-                         (keep, dtypes))
+        return add_entry(table, k, self.backend, 0, n, slots_c, aligns, allocs, 0, launches, (keep, dtypes))
 
 
 def register_kernel(table, args, backend, slots, allocs, first_out: int, launches, keep) -> bool:
@@ -266,4 +307,4 @@ def register_kernel(table, args, backend, slots, allocs, first_out: int, launche
     all_slots = (*arg_slots, *(module.SLOT_ALLOC,) * len(allocs))
     aligns = (*(_alignment(x) for x in args), *(1,) * len(allocs))
     dtypes = tuple(x.dtype for x in args if hasattr(x, "dtype"))
-    return add_entry(table, k, backend, 1, all_slots, aligns, alloc_rows, first_out, launches, (keep, dtypes))
+    return add_entry(table, k, backend, 1, n, all_slots, aligns, alloc_rows, first_out, launches, (keep, dtypes))

@@ -19,9 +19,12 @@
  *       launches are the same; the library is chosen at run time, see run).
  *   entry(context, mode, nops, first_out, device, slots, aligns, allocs, launches, keep) -> capsule
  *       What a call of that key runs: per operand a slot (SLOT_DEVICE, SLOT_HOST0D, SLOT_ALLOC, or
- *       the NumPy type number a scalar converts to) and a pointer alignment; the outputs to allocate
- *       ((index, shape, dtype), ...); the launches ((CUfunction, grid, block, parameter bytes,
- *       ((operand, offset, add), ...) pointer slots, ((operand, offset), ...) value slots), ...).
+ *       the NumPy type number a scalar converts to) and a pointer alignment; what it allocates
+ *       ((index, shape, dtype), ...): out= at 0 (mode 0, where None), and after the call's operands
+ *       the outputs (mode 1) or temporaries (mode 0: an input converted first, a result converted
+ *       into out=; released after the launches, in stream order as the Python path releases them);
+ *       the launches, in order ((CUfunction, grid, block, parameter bytes, ((operand, offset, add),
+ *       ...) pointer slots, ((operand, offset), ...) value slots), ...).
  *   call(table, out, x1, ...) -> result | None                    (mode 0: out is operand 0)
  *   call_kernel(table, *args) -> tuple of outputs | None          (mode 1: outputs allocated after args)
  *       table[key]'s entry run on these operands; None (nothing launched, nothing raised) when the
@@ -427,10 +430,9 @@ static PyObject *entry(PyObject *self, PyObject *args) {
     Context *ctx = (Context *)PyCapsule_GetPointer(ctx_obj, CONTEXT_CAPSULE);
     if (!ctx) return NULL;
     Py_ssize_t nalloc = PyTuple_GET_SIZE(allocs);
-    int nall = mode == 0 ? nops : nops + (int)nalloc;   /* mode 0 allocates out= in place of None */
-    if ((mode != 0 && mode != 1) || nops < 1 || nall > MAX_OPS || nalloc > MAX_OPS || PyTuple_GET_SIZE(slots) != nall ||
-        PyTuple_GET_SIZE(aligns) != nall || PyTuple_GET_SIZE(launches) < 1 || first_out < 0 || first_out > nall ||
-        (mode == 0 && nalloc > 1)) {
+    int nall = (int)PyTuple_GET_SIZE(slots);   /* the call's operands, then what it allocates beyond them */
+    if ((mode != 0 && mode != 1) || nops < 1 || nall < nops || nall > MAX_OPS || nalloc > MAX_OPS ||
+        PyTuple_GET_SIZE(aligns) != nall || PyTuple_GET_SIZE(launches) < 1 || first_out < 0 || first_out > nall) {
         fail("mode 0 or 1, 1..24 operands, a slot and alignment each, at least one launch");
         return NULL;
     }
@@ -459,11 +461,21 @@ static PyObject *entry(PyObject *self, PyObject *args) {
         PyObject *a = PyTuple_GET_ITEM(allocs, i), *shape, *dtype;
         int at;
         if (!PyArg_ParseTuple(a, "iO!O", &at, &PyTuple_Type, &shape, &dtype)) goto error;
-        if (at < 0 || at >= nall || e->slot[at] != SLOT_ALLOC) { fail("an allocation at a slot not SLOT_ALLOC"); goto error; }
+        if (at < 0 || at >= nall || e->slot[at] != SLOT_ALLOC || (at < nops && (mode != 0 || at != 0))) {
+            fail("an allocation at a slot not SLOT_ALLOC, or among the operands (only out=, in mode 0)");
+            goto error;
+        }
         e->alloc_at[i] = at;
         Py_INCREF(shape); e->alloc_shape[i] = shape;
         Py_INCREF(dtype); e->alloc_dtype[i] = dtype;
         e->nalloc = (int)i + 1;
+    }
+    {
+        int wanted = 0;
+        for (int i = 0; i < nall; i++) wanted += e->slot[i] == SLOT_ALLOC;
+        if (wanted != e->nalloc) { fail("a SLOT_ALLOC without its allocation"); goto error; }
+        for (int i = nops; i < nall; i++)
+            if (e->slot[i] != SLOT_ALLOC) { fail("an operand beyond the call's that is not allocated"); goto error; }
     }
     e->launches = (Launch *)PyMem_Calloc(PyTuple_GET_SIZE(launches), sizeof(Launch));
     if (!e->launches) { PyErr_NoMemory(); goto error; }
