@@ -437,3 +437,28 @@ def test_torch_tensors_autograd_and_conjugate_views_are_never_read_in_c(cp, torc
     conj = type(c)(c._a, conj=True)
     with pytest.raises(RuntimeError, match="conjugate bit"):
         gb.negative(conj)
+
+
+def test_the_torch_reader_takes_real_torch_tensors_fields(cp):
+    """With torch installed (a CPU build here): the compiled path reads a real tensor's fields by their
+    real names -- dtype, shape, stride(), data_ptr(), get_device(), requires_grad, is_conj() -- into
+    the key a CuPy view of the same memory has; a CPU tensor (get_device() -1), one that requires
+    grad, a conjugate view: no key.  gpubcast's torch routing claims CUDA tensors only."""
+    torch = pytest.importorskip("torch")
+    from gpubcast.cuda import torch_tensors
+    module = compiled_launch.load()
+    assert backends.get("cuda").compiled_context() is not None   # (it registers the virtual arrays' type)
+
+    class OnDevice0(torch.Tensor):                          # a CPU tensor that says it is on device 0
+        def get_device(self):
+            return 0
+    compiled_launch.register_library(OnDevice0, compiled_launch.READ_TORCH, lambda: 0, None, None,
+                                     torch_tensors.numpy_dtypes(torch), torch=True)
+    t = torch.arange(12, dtype=torch.float32).reshape(3, 4).t().as_subclass(OnDevice0)
+    view = cp.asarray(np.arange(12, dtype=F32).reshape(3, 4)).T   # (4, 3), strides (4, 16) bytes
+    assert module.key(0, None, t) == module.key(0, None, view) is not None
+    assert module.key(0, None, torch.ones(3).requires_grad_().as_subclass(OnDevice0)) is None
+    assert module.key(0, None, torch.ones(3, dtype=torch.complex64).conj().as_subclass(OnDevice0)) is None
+    assert module.key(0, None, torch.ones(3, dtype=torch.complex64).as_subclass(OnDevice0)) is not None
+    assert len(torch_tensors.numpy_dtypes(torch)) == len(torch_tensors.DTYPE_NAMES)
+    assert torch_tensors.torch_of((torch.ones(3), np.ones(3))) is None   # CPU tensors are not gpubcast's CUDA

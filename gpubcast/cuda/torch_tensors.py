@@ -77,8 +77,12 @@ def numpy_dtypes(torch) -> dict:
 
 
 def current_stream(torch) -> int:
-    """The handle of torch's current stream on its current device."""
-    return torch._C._cuda_getCurrentRawStream(torch.cuda.current_device())
+    """The handle of torch's current stream on its current device (torch's raw-stream query where it
+    has one, as its compiler's generated code asks; else its public ``current_stream()``)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(torch.cuda.current_device())
+    return torch.cuda.current_stream().cuda_stream
 
 
 def register(torch, backend) -> None:
