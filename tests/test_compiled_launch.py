@@ -169,7 +169,7 @@ def test_the_c_path_makes_the_python_paths_launches_byte_for_byte(cp, monkeypatc
         by_python = _launches_of(cp, call)
         monkeypatch.undo()
         assert by_c and by_c == by_python
-    for name, call, want in _forms(cp):                     # temporaries: new addresses each call
+    for name, call, _ in _forms(cp):                        # temporaries: new addresses each call
         for _ in range(3):
             call()
         by_c = _launches_of(cp, lambda: compiled(call, 1))
