@@ -13,6 +13,9 @@ inputs'.
 """
 
 import ctypes.util
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -299,6 +302,22 @@ def test_an_absent_or_damaged_libcuda_leaves_the_python_path(cp, monkeypatch, tm
                 np.testing.assert_array_equal(host(gb.add(x, b)), HX + HB)
         assert compiled_launch.answered() == before
         assert backends.get("cuda").compiled_context() is None
+
+
+def test_the_off_switch_leaves_the_python_path(tmp_path):
+    """GPUBCAST_COMPILED_CALLS=0 turns the compiled launch path off with the CPU's: every call takes
+    the Python runner, with the same values (a fresh process: the switch is read when it loads)."""
+    code = ("import numpy as np, gpubcast as gb\n"
+            "from gpubcast.devtools import virtual\n"
+            "from gpubcast.cuda import compiled_launch\n"
+            "with virtual.installed() as cp:\n"
+            "    x = cp.asarray(np.arange(6.0))\n"
+            "    ok = all((gb.multiply(x, 2.0).get() == np.arange(6.0) * 2).all() for _ in range(4))\n"
+            "    print(ok, compiled_launch.answered(), compiled_launch.load() is None)\n")
+    env = {**os.environ, "GPUBCAST_COMPILED_CALLS": "0"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "0", "True"]
 
 
 # ---- the semantics GPU users rely on ---------------------------------------------------------------------
