@@ -402,6 +402,13 @@ def test_arrays_on_another_device_or_two_devices_are_refused_on_both_paths():
             assert compiled_launch.answered() == before
         with cp.cuda.Device(1):
             np.testing.assert_array_equal(host(compiled(lambda: gb.add(a, b), 1)), HX + HB)
+        with virtual_torch.installed(cp) as torch:          # torch tensors: the same rule
+            with cp.cuda.Device(1):
+                t = torch.as_tensor(HX)
+                compiled(lambda: gb.negative(t))
+            for _ in range(2):
+                with pytest.raises(ValueError, match="on device 1 with the current device 0"):
+                    gb.negative(t)
 
 
 # ---- torch tensors (devtools.virtual_torch stands in for torch) ------------------------------------------

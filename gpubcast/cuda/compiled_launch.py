@@ -21,13 +21,15 @@ Python path runs, with the same values (and raises what C does not check: anothe
 Launches: through the backend's ``Launcher``: the CUDA driver's ``cuLaunchKernel`` from
 ``libcuda`` (``LIBCUDA``, loaded with dlopen at run time: nothing links against it), the virtual
 device's (``devtools.virtual``: its emulation, checking the parameter bytes as ``Function.__call__``
-does), or ``NOOP`` (the host-path benchmark).  A ``libcuda`` that does not load leaves the backend
+does), or ``noop()`` (the host-path benchmark).  A ``libcuda`` that does not load leaves the backend
 on the Python path (one warning).  ``GPUBCAST_COMPILED_CALLS=0`` turns this path off with the CPU's.
 
 Arrays are read by their exact type (``register_library``): the CUDA backend registers its array
 module's ``ndarray``; ``cuda.torch_tensors`` registers torch's ``Tensor``.  Each library allocates
 results (CuPy: the ``ndarray`` constructor, its memory pool) and names the stream launches go to
-(its current one) -- a call with a torch tensor among its operands takes torch's.
+(its current one) -- a call with a torch tensor among its operands takes torch's.  Other objects
+exposing ``__cuda_array_interface__`` or DLPack take the Python path (as CuPy views).  A call that
+converts an input first or its result into ``out=`` allocates its temporaries the same way.
 """
 
 from __future__ import annotations
