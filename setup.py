@@ -29,6 +29,7 @@ def native(name: str, *, libraries=(), extra_compile_args=()) -> Extension:
 #: every extension module of the package
 EXTENSIONS = [
     native("hot_call"),   # the compiled hot path (gpubcast.compiled_calls)
+    native("cuda_launch", libraries=["dl"]),   # the compiled CUDA launch path (gpubcast.cuda.compiled_launch)
 ]
 
 

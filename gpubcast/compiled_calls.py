@@ -152,23 +152,29 @@ class Unavailable(RuntimeError):
 
 
 def _module():
-    """(module, how it came, a note to warn with or ""): the extension built with the package when
-    it imports and was built from ``SOURCE``; else ``SOURCE`` built now (``Unavailable`` when that
-    fails)."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest() if SOURCE.is_file() else None
+    """(module, how it came, a note to warn with or ""): the hot path's module (``native_module``)."""
+    return native_module("hot_call", "gpubcast's compiled hot path")
+
+
+def native_module(name: str, purpose: str):
+    """(module, how it came, a note to warn with or ""): the extension ``gpubcast.native.<name>`` built
+    with the package when it imports and was built from ``native/<name>.cpp``; else that source built
+    now (``Unavailable`` when that fails).  Also the compiled CUDA launch path's (``cuda_launch``)."""
+    extension, source = f"gpubcast.native.{name}", SOURCE.with_name(f"{name}.cpp")
+    digest = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else None
     try:
-        module = importlib.import_module(EXTENSION)
+        module = importlib.import_module(extension)
     except ImportError as e:
-        why = f"{EXTENSION} is not built ({type(e).__name__}: {_first_line(e)})"
+        why = f"{extension} is not built ({type(e).__name__}: {_first_line(e)})"
     else:
         if digest is None or module.SOURCE_SHA256 == digest:
-            return module, f"{EXTENSION}, built with the package ({module.__file__})", ""
-        why = f"{EXTENSION} was built from another {SOURCE.name} than {SOURCE} (changed since it was installed)"
+            return module, f"{extension}, built with the package ({module.__file__})", ""
+        why = f"{extension} was built from another {source.name} than {source} (changed since it was installed)"
     try:
-        module = _build(digest or "")
+        module = _build(extension, source, purpose, digest or "")
     except Exception as e:   # re-raised: every failure to build is reported the same way
         raise Unavailable(f"{why}, and building it now failed ({type(e).__name__}: {_first_line(e)})") from e
-    return module, f"{EXTENSION}, built at run time ({why})", (
+    return module, f"{extension}, built at run time ({why})", (
         f"{why}; built it now with the C++ compiler instead (once per machine, cached). Installing gpubcast "
         f"(pip install ., or make install in a checkout) builds it with the package")
 
@@ -192,16 +198,17 @@ def _forked_child() -> None:
 os.register_at_fork(after_in_child=_forked_child)
 
 
-def _build(digest: str):
-    """``SOURCE`` built with the system C++ compiler (a proven cached library, else built now) and loaded."""
+def _build(extension: str, source: Path, purpose: str, digest: str):
+    """``source`` built with the system C++ compiler (a proven cached library, else built now) and
+    loaded as ``extension``."""
     # what the binary depends on besides its text and compiler: part of the cache key
     text = (f"// numpy {np.__version__}, python {sys.version.split()[0]} {sysconfig.get_config_var('EXT_SUFFIX')}\n"
-            + SOURCE.read_text())
+            + source.read_text())
     includes = (f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}")
-    lib = hostbuild.build_library("cpu", "hot_call", text, (*FLAGS, f'-DGB_SOURCE_SHA256="{digest}"'), includes,
-                                  purpose="gpubcast's compiled hot path", timeout=BUILD_TIMEOUT_S)
-    loader = importlib.machinery.ExtensionFileLoader(EXTENSION, str(lib))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(EXTENSION, lib, loader=loader))
+    lib = hostbuild.build_library("cpu", source.stem, text, (*FLAGS, f'-DGB_SOURCE_SHA256="{digest}"'), includes,
+                                  purpose=purpose, timeout=BUILD_TIMEOUT_S)
+    loader = importlib.machinery.ExtensionFileLoader(extension, str(lib))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(extension, lib, loader=loader))
     loader.exec_module(module)
     hostbuild.release(lib)   # a private build: its file removed, the loaded module stays
     return module
@@ -230,7 +237,12 @@ def register(table: dict, out, inputs, native: Native, slots, out_dtype, out_sha
     """Add the entry of this call (``out``, ``inputs``, as passed) running ``native``; ``slots`` per
     input (None: an array as it is; ``Cast(dtype)``: an array converted first; else the loop dtype
     of a scalar); with ``cast_out``, the result is converted into ``out``.  Whether it was added (no
-    library, no key, too many inputs, or a scalar C does not convert: not)."""
+    library, no key, too many inputs, or a scalar C does not convert: not).
+
+    ``native`` may instead be a device program (``gpubcast.cuda.compiled_launch.Program``: it has
+    ``register_call``), which adds its own entry to the same table."""
+    if hasattr(native, "register_call"):
+        return native.register_call(table, out, inputs, slots, out_dtype, out_shape, keep, cast_out)
     if not load() or len(inputs) > (MAX_INPUTS if native.variadic else 3) or not native.driver and any(
             dt is not None for dt in slots):
         return False   # NumPy's cast (driver 0) takes an array only

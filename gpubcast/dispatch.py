@@ -24,6 +24,7 @@ import numpy as np
 from . import backends, compiled_calls
 from .compiled_calls import Cast
 from . import dtypes as _dt
+from .cuda import torch_tensors
 from .hot_calls import HotCalls
 from .ops import Op
 from .plan import overlaps_itself as _overlaps_itself, plan as make_plan, take
@@ -73,6 +74,10 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
     if out is not None:
         out = checked_out(op, out)
     be = backends.select(inputs, out, backend)
+    if be.name == "cuda" and (torch := torch_tensors.torch_of((*inputs, out))) is not None:
+        return torch_tensors.through_torch(   # on torch's stream, torch tensors back (cuda.torch_tensors)
+            torch, be, lambda xs, o: apply(op, xs, rule=rule, axis=axis, axes_mapping=axes_mapping, out=o, dtype=dtype,
+                                           backend=backend, target=target, shape=shape, table=table), inputs, out)
     arrays = [x if _dt.is_python_scalar(x) or be.owns(x) else be.asarray(x) for x in inputs]
     types = tuple(_dt.weak_type(x) for x in arrays)
     loop, out_dtype = resolve_types(op, types, dtype)

@@ -245,12 +245,17 @@ def run_gpu(sig: Signature, bits: int, params: bytes, size: int, stream=None) ->
         fn = backends.get("cuda").function(family, names[0 if bits == 32 else 1])
     except compiler.CompileError as e:
         raise source_error(sig, "NVRTC", str(e)) from None
-    grid = max(1, min(MAX_GRID, -(-size // BLOCK)))
+    grid = grid_of(size)
     arg = np.frombuffer(params, np.dtype((np.void, len(params))))
     if stream is None:
         fn((grid,), (BLOCK,), (arg,))
     else:
         fn((grid,), (BLOCK,), (arg,), stream=stream)
+
+
+def grid_of(size: int) -> int:
+    """The blocks of a launch over ``size`` elements (one element a thread, grid-stride beyond MAX_GRID)."""
+    return max(1, min(MAX_GRID, -(-size // BLOCK)))
 
 
 # ---- CPU ---------------------------------------------------------------------------------------------
@@ -308,9 +313,10 @@ class Launcher:
     ``pointers``: (argument, byte offset) pairs; ``values``: (argument, byte offset, NumPy scalar type);
     ``pointer(array)``: its address; ``launch(bytes)``: runs the kernel."""
 
-    def __init__(self, template: bytes, nin: int, pointers, values, pointer, launch):
+    def __init__(self, template: bytes, nin: int, pointers, values, pointer, launch, device=None):
         self.template, self.nin, self.pointers, self.values = bytearray(template), nin, pointers, values
         self.pointer, self.launch = pointer, launch
+        self.device = device      # a GPU launcher's (family, name expression, grid); None on the CPU
 
     def __call__(self, args) -> None:
         buf = bytearray(self.template)
@@ -349,7 +355,9 @@ def device_launcher(sig: Signature, bits: int, params: bytes, size: int, nin: in
     """``run_gpu(sig, bits, ..., size)`` again (current stream), from the first call's ``params``."""
     n = len(sig.kinds)
     pointers, values = _slots(sig, 0, 8 * n)
-    return Launcher(params, nin, pointers, values, pointer, lambda data: run_gpu(sig, bits, data, size))
+    family, names = gpu_family(sig)
+    return Launcher(params, nin, pointers, values, pointer, lambda data: run_gpu(sig, bits, data, size),
+                    (family, names[0 if bits == 32 else 1], grid_of(size)))
 
 
 def run_cpu(sig: Signature, row_kinds: tuple, args: bytes) -> None:

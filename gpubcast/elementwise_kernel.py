@@ -36,10 +36,11 @@ from functools import partial
 
 import numpy as np
 
-from . import backends
+from . import backends, compiled_calls
 from . import dtypes as _dt
 from . import elementwise_build as build
 from . import host_pool
+from .cuda import compiled_launch, torch_tensors
 from .errors import BroadcastError
 from .hot_calls import HotCalls
 from .plan import c_strides, coalesce, plan as make_plan
@@ -131,9 +132,15 @@ class ElementwiseKernel:
         self.reduce_dims, self.no_return, self.return_tuple = reduce_dims, no_return, return_tuple
         self.broadcast, self.axis, self.axes_mapping = check_options(broadcast, axis, axes_mapping)
         self._hot = HotCalls(_HOT_MAX)   # call signature -> runner (see _hot_key; hot_calls)
+        self._table = compiled_calls.table_for(f"ElementwiseKernel {name}")   # the compiled launch path's
 
-    def __getstate__(self):       # the runners hold ctypes functions: rebuilt where unpickled
-        return {**self.__dict__, "_hot": HotCalls(_HOT_MAX)}
+    def __getstate__(self):       # the runners hold ctypes functions, the table C entries: rebuilt where unpickled
+        return {k: v for k, v in self.__dict__.items() if k not in ("_hot", "_table")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._hot = HotCalls(_HOT_MAX)
+        self._table = compiled_calls.table_for(f"ElementwiseKernel {self.name}")
 
     def __repr__(self):
         ins = ", ".join(p.decl for p in self.in_params)
@@ -158,10 +165,21 @@ class ElementwiseKernel:
     def outputs(self, *args, size=None, stream=None, block_size=None, broadcast=None, axis=None,
                 axes_mapping=None) -> tuple:
         """``__call__``, always returning the tuple of outputs (whatever ``no_return`` / ``return_tuple``)."""
+        plain = size is None and stream is None and broadcast is None and axis is None and axes_mapping is None
+        if plain:   # the compiled launch path first (CUDA arrays; None: not here)
+            found = compiled_launch.call_kernel(self._table, *args)
+            if found is not None:
+                return found
         key = _hot_key(args, size, stream, broadcast, axis, axes_mapping)
         hot = self._hot.runners.get(key) if key is not None else None
         if hot is not None:
+            if plain and hasattr(hot, "register"):   # seen before: its entry for the compiled path
+                hot.register(self._table, args)
             return hot(args)
+        if (torch := torch_tensors.torch_of(args)) is not None:   # torch's stream, torch tensors back
+            return torch_tensors.through_torch(torch, backends.get("cuda"), lambda xs, _: self.outputs(
+                *xs, size=size, stream=stream, block_size=block_size, broadcast=broadcast, axis=axis,
+                axes_mapping=axes_mapping), args, None)
         if len(args) not in (self.nin, self.nargs):
             raise TypeError(f"Wrong number of arguments for {self.name!r}. It must be either {self.nin} or "
                             f"{self.nargs} (with outputs), but given {len(args)}.")
@@ -404,7 +422,8 @@ def _empty(xp):
 
 
 def _hot_runner(launcher, allocate, xp):
-    """A call of the same signature: outputs allocated as before (or the given ones), then ``launcher``."""
+    """A call of the same signature: outputs allocated as before (or the given ones), then ``launcher``.
+    A GPU runner can ``register(table, args)`` this call with the compiled launch path."""
     def run(args):
         if allocate is None:
             outs = tuple(args[launcher.nin:])
@@ -414,7 +433,22 @@ def _hot_runner(launcher, allocate, xp):
             args = (*args, *outs)
         launcher(args)
         return outs
+    if launcher.device is not None:
+        run.register = partial(_register_device, launcher=launcher, allocate=allocate)
     return run
+
+
+def _register_device(table, args, *, launcher, allocate) -> bool:
+    """The compiled launch path's entry of a GPU call on ``args`` (outputs allocated where
+    ``allocate``): the launcher's parameter bytes with its pointer and value slots."""
+    family, name, grid = launcher.device
+    scalars = {k: np.dtype(cast) for k, _, cast in launcher.values}
+    slots = [scalars.get(k) for k in range(len(args))]
+    allocs = [] if allocate is None else [(allocate[0], t) for t in allocate[1]]
+    launch = (family, name, grid, build.BLOCK, bytes(launcher.template),
+              tuple((k, off, 0) for k, off in launcher.pointers), tuple((k, off) for k, off, _ in launcher.values))
+    return compiled_launch.register_kernel(table, args, backends.get("cuda"), slots, allocs, launcher.nin, (launch,),
+                                           launcher)
 
 
 def _is_array(a) -> bool:

@@ -55,6 +55,7 @@ import numpy as np
 
 from . import api, backends, compiled_calls, dispatch, ops
 from . import dtypes as _dt
+from .cuda import torch_tensors
 from .hot_calls import HotCalls
 from .plan import plan as make_plan
 from .subclasses import is_subclass
@@ -341,6 +342,9 @@ class Fused:
                 result = runner(args, out)
                 if result is not None:
                     return result
+        if (torch := torch_tensors.torch_of((*args, out))) is not None:   # torch's stream, torch tensors back
+            return torch_tensors.through_torch(torch, backends.get("cuda"),
+                                               lambda xs, o: self(*xs, out=o, backend=backend), args, out)
         key = (tuple(map(_signature, args)), backend)
         trace = self._traces.get(key)
         if trace is None:
@@ -414,7 +418,9 @@ def _prepared(be, p: Program, args, out, as_tuple: bool):
         result = base([args[i] for i in picks], out)   # out: None or one array (a tuple has no key)
         return result if result is None or not as_tuple else (result,)
     native = getattr(base, "native", None)
-    if native is not None and not as_tuple and picks == tuple(range(len(args))):  # each argument a leaf, in order
+    if native is not None and picks != tuple(range(len(args))):   # the leaves are not the arguments in order:
+        native = native.picked(picks) if hasattr(native, "picked") else None   # a device program maps them
+    if native is not None and not as_tuple:
         runner.compiled = (native, (None,) * len(args), base_dtype, base_shape, base)
     return runner
 

@@ -48,8 +48,11 @@ def _same(got, want):
 
 @pytest.fixture
 def launched(cupy, monkeypatch):
-    """The launches the CUDA backend makes (family, name, grid), in order."""
+    """The launches the CUDA backend makes (family, name, grid), in order.  The backend's Python path
+    only (the compiled launch path, which bypasses ``_launch``, is off): the compiled path makes the
+    same launches from the same templates, which tests/test_compiled_launch.py checks."""
     be = backends.get("cuda")
+    monkeypatch.setattr(be, "_context", False)
     made, real = [], be._launch
 
     def spy(lc, dev):

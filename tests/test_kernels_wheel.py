@@ -84,7 +84,8 @@ def test_wheel_contains_every_kernel_source_and_the_built_extension(wheel):
     for source in sources:
         assert f"gpubcast/kernels/{source.name}" in names
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    assert f"gpubcast/native/hot_call{suffix}" in names and "gpubcast/native/hot_call.cpp" in names
+    for name in ("hot_call", "cuda_launch"):        # the compiled hot path, the compiled CUDA launch path
+        assert f"gpubcast/native/{name}{suffix}" in names and f"gpubcast/native/{name}.cpp" in names
     assert not [n for n in names if n.startswith("kernels/")]   # one place for the sources
 
 

@@ -8,6 +8,10 @@ plan's operand classes and packs its argument; kernels compile with NVRTC on fir
 and kept per device; launches go to CuPy's current stream.  Objects exposing
 ``__cuda_array_interface__`` or a CUDA DLPack capsule (a torch CUDA tensor, ...) are
 wrapped as CuPy arrays without a copy.
+
+Repeated calls: ``prepare`` / ``prepare_fused`` give the hot path a Python runner, described to the
+compiled launch path too (``cuda.compiled_launch``: its ``Program`` as the runner's ``native``), which
+then answers the call in C through the backend's ``launcher`` (default: the CUDA driver's).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import ops as _ops
-from ..cuda import compiler, launch
+from ..cuda import compiled_launch, compiler, launch
 from ..cuda.sources import FAMILIES
 from ..plan import plan as make_plan
 from . import DEVICE_ARRAY_TYPES
@@ -53,11 +57,15 @@ def _is_host_scalar(x) -> bool:
 class CudaBackend:
     name = "cuda"
 
-    def __init__(self, xp=None):
+    def __init__(self, xp=None, launcher: compiled_launch.Launcher | None = None, compiled: bool = True):
         """``xp``: the CuPy module it computes with (default: ``import cupy``; the virtual CUDA device
-        passes its stand-in)."""
+        passes its stand-in).  ``launcher``: how the compiled launch path launches (default: the
+        CUDA driver's ``cuLaunchKernel``; the virtual device passes its own).  ``compiled=False``:
+        repeated calls take the Python runner only (the benchmark's comparison)."""
         self.xp = _cupy() if xp is None else xp
+        self.launcher = launcher
         self._functions: dict = {}        # (device id, name expression) -> cupy kernel
+        self._context = None if compiled else False   # the compiled path's (context, launcher); False: none
         DEVICE_ARRAY_TYPES.add(self.xp.ndarray)
 
     # ---- arrays --------------------------------------------------------------------------
@@ -156,19 +164,23 @@ class CudaBackend:
             return None
         shape, templates = p.out_shape, {}      # templates: per pattern of host values
 
+        def templates_of(host):
+            found = templates.get(host)
+            if found is None:
+                found = templates[host] = launch.templates_for(op.name, p, in_dtypes, np.dtype(out_dtype), host)
+            return found
+
         def runner(inputs, out):
             called = self._call_operands(inputs, out, shape, out_dtype)
             if called is None:
                 return None
             out, dev, operands = called
-            host = tuple(o.value is not None for o in operands[1:])
-            found = templates.get(host)
-            if found is None:
-                found = templates[host] = launch.templates_for(op.name, p, in_dtypes, np.dtype(out_dtype), host)
-            for t in found:
+            for t in templates_of(tuple(o.value is not None for o in operands[1:])):
                 self._launch(launch.Launch(t.family, t.name, launch.pack(t, operands, FAMILIES[t.family].nin),
                                            t.grid, t.ept), dev)
             return out
+        runner.native = compiled_launch.Program(self, lambda host: [
+            compiled_launch.describe(t, host, FAMILIES[t.family].nin) for t in templates_of(host[1:])])
         return runner
 
     def _call_operands(self, inputs, out, shape, out_dtype):
@@ -199,6 +211,10 @@ class CudaBackend:
             for lc in fused.launches(program, p, list(operands[1:]), operands[0]):
                 self._launch(lc, dev)
             return out
+        constants, nin = program.constant_block.tobytes(), len(program.leaves)
+        runner.native = compiled_launch.Program(self, lambda host: [
+            compiled_launch.describe(t, host, nin, constants)
+            for t in fused.templates(program, p, host[1:], np.dtype(out_dtype))])
         return runner
 
     def execute_fused(self, program, p, inputs, out) -> bool:
@@ -213,6 +229,22 @@ class CudaBackend:
         for lc in fused.launches(program, p, operands, self.operand(out, True, dev)):
             self._launch(lc, dev)
         return True
+
+    # ---- the compiled launch path --------------------------------------------------------
+    def compiled_context(self):
+        """(C context, launcher) of the compiled launch path for this backend, made on first use; None
+        where it cannot be (no compiled path, no launcher): calls then take the Python runner."""
+        if self._context is None:
+            cp = self.xp
+            launcher = self.launcher if self.launcher is not None else compiled_launch.driver()
+            found = compiled_launch.context(launcher, cp.cuda.runtime.getDevice)
+            registered = found is not None and compiled_launch.register_library(
+                cp.ndarray, compiled_launch.READ_ATTRS, cp.cuda.get_current_stream, "ptr", cp.ndarray)
+            self._context = found if registered else False
+        return self._context or None
+
+    def current_device(self) -> int:
+        return self.xp.cuda.Device().id
 
     def _launch(self, lc: launch.Launch, dev: int) -> None:
         kernel = self.function(lc.family, lc.name, dev)

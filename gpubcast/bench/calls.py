@@ -11,8 +11,9 @@ NumPy-style functions with arrays, Python and NumPy scalars and a 0-d array (the
 ``'none'``, each ``broadcast_to`` mode, ``expand``, math functions and activations, ``prelu``,
 ``where`` under pdpd, the ONNX and OpenVINO front ends; a fused chain and the same chains op by op;
 the ONNX backend running a 3-node graph; and the CUDA backend's host path with the kernel launch
-stubbed (the virtual device), whose peer is CuPy's own host cost (not measurable without a GPU, so
-not shown).
+stubbed (``_host_only_cupy``: a stand-in for CuPy whose launches do nothing), each call through the
+compiled launch path and through the Python runner, and the stand-in's own allocation; their peer
+is CuPy's own host cost (not measurable without a GPU, so not shown).
 
 A row whose peer is NumPy is held to issue 42's goal: gpubcast's call at most ``GOAL`` times NumPy's
 closest equivalent call (``met`` in the record; the table marks the rows above it).
@@ -21,6 +22,7 @@ closest equivalent call (``met`` in the record; the table marks the rows above i
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -195,19 +197,35 @@ def _onnx_rows():
 
 class _HostOnlyArray:
     """What the CUDA backend reads of a CuPy array, as plain attributes (CuPy's are C fields); no
-    memory behind it (nothing is launched)."""
+    memory behind it (nothing is launched).  Made as cheaply as Python allows (CuPy's constructor is
+    compiled): the strides of a (shape, dtype) are computed once."""
 
     __slots__ = ("dtype", "shape", "strides", "data")
     _DATA = SimpleNamespace(ptr=1 << 40, device_id=0)    # an aligned address nothing reads
 
-    def __init__(self, shape, dtype):
-        self.dtype, self.shape = np.dtype(dtype), tuple(shape)
-        self.strides = tuple(self.dtype.itemsize * math.prod(self.shape[k + 1:]) for k in range(len(self.shape)))
-        self.data = self._DATA
+    def __init__(self, shape, dtype, data=_DATA):
+        self.shape = shape if type(shape) is tuple else tuple(shape)
+        self.dtype = dtype if type(dtype) is np.dtype else np.dtype(dtype)
+        self.strides = _c_strides(self.shape, self.dtype.itemsize)
+        self.data = data
+
+    @classmethod
+    def at(cls, shape, dtype, k: int):
+        """An array at its own address (the ``k``-th): operands that share no memory."""
+        return cls(shape, dtype, SimpleNamespace(ptr=(1 << 40) + (k + 1) * (1 << 30), device_id=0))
+
+    ndim = property(lambda self: len(self.shape))
+    itemsize = property(lambda self: self.dtype.itemsize)
+    size = property(lambda self: math.prod(self.shape))
 
     @property
     def __cuda_array_interface__(self):
         return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.data.ptr, False), "version": 3}
+
+
+@functools.lru_cache(maxsize=64)
+def _c_strides(shape: tuple, itemsize: int) -> tuple:
+    return tuple(itemsize * math.prod(shape[k + 1:]) for k in range(len(shape)))
 
 
 def _host_only_cupy():
@@ -224,33 +242,62 @@ def _host_only_cupy():
 
     device = Device()
 
+    class Function:                             # CuPy's: called by the Python path, its ptr by the compiled one
+        ptr = 1 << 41
+
+        def __call__(self, grid, block, args):
+            return None
+
     class Module:
         def load(self, binary):
             pass
 
         def get_function(self, name):
-            return lambda grid, block, args: None
+            return Function()
 
+    stream = SimpleNamespace(ptr=0)
     xp = SimpleNamespace(ndarray=_HostOnlyArray, empty=_HostOnlyArray,
                          may_share_memory=lambda a, b: False,
                          cuda=SimpleNamespace(Device=lambda device_id=None: device,
-                                              function=SimpleNamespace(Module=Module)))
+                                              function=SimpleNamespace(Module=Module),
+                                              get_current_stream=lambda: stream,
+                                              runtime=SimpleNamespace(getDevice=lambda: 0)))
     return xp
 
 
 def _cuda_rows():
+    """The CUDA backend's host path on ``_host_only_cupy``: each call through the compiled launch path
+    (its no-op launcher) and, as the row after it, through the Python runner (the path a call took
+    before it; ``CudaBackend(compiled=False)``), in one run."""
     import gpubcast as gb
     from gpubcast import backends
     from gpubcast.backends.cuda import CudaBackend
+    from gpubcast.cuda import compiled_launch
 
-    def on_device(call):
+    affine = fused.CHAINS[0]
+    shapes = affine.shapes("tiny", "gpu")
+    scale_shift = gb.fuse(affine.make(gb))
+
+    def on_device(call, compiled):
         def make(stack):
-            stack.enter_context(backends.registered("cuda", CudaBackend(_host_only_cupy())))
-            x, b = (_HostOnlyArray(a.shape, a.dtype) for a in _operands())
-            return (lambda: call(x, b), None)
+            backend = CudaBackend(_host_only_cupy(), compiled_launch.noop(), compiled=compiled)
+            stack.enter_context(backends.registered("cuda", backend))
+            x, b = (_HostOnlyArray.at(a.shape, a.dtype, k) for k, a in enumerate(_operands()))
+            o = _HostOnlyArray.at(x.shape, x.dtype, 2)
+            chain = [_HostOnlyArray.at(s, np.float32, 3 + k) for k, s in enumerate(shapes)]
+            return (lambda: call(x, b, o, chain), None)
         return make
-    return [Row("CUDA add(x, b), host path (launch stubbed)", "", on_device(lambda x, b: gb.add(x, b))),
-            Row("CUDA multiply(x, 2.0), host path (launch stubbed)", "", on_device(lambda x, b: gb.multiply(x, 2.0)))]
+
+    calls = [("add(x, b)", lambda x, b, o, c: gb.add(x, b)),
+             ("add(x, b, out=o)", lambda x, b, o, c: gb.add(x, b, out=o)),
+             ("multiply(x, 2.0)", lambda x, b, o, c: gb.multiply(x, 2.0)),
+             (f"{affine.name} chain, gb.fuse", lambda x, b, o, c: scale_shift(*c))]
+    stub = _HostOnlyArray(SHAPE, np.float32)
+    return [Row("CUDA stub allocation alone (CuPy's allocator stands in)", "",
+                _pair(lambda: _HostOnlyArray(stub.shape, stub.dtype), None))] + [
+        Row(f"CUDA {name}, host path (launch stubbed){'' if compiled else ', Python runner'}", "",
+            on_device(call, compiled))
+        for name, call in calls for compiled in (True, False)]
 
 
 def rows(cuda: bool = True) -> list[Row]:

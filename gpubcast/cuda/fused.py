@@ -218,18 +218,20 @@ def launches(program, p, inputs: list, out) -> list:
     per leaf) into ``out``."""
     if p.size == 0:
         return []
-    templates = _templates(program, p, tuple(x.value is not None for x in inputs), out.dtype)
+    found = templates(program, p, tuple(x.value is not None for x in inputs), out.dtype)
     constants = program.constant_block.tobytes()
     operands = (out, *inputs)
     result = []
-    for t in templates:
+    for t in found:
         params = launch.pack(t, operands, len(inputs)) + constants
         result.append(launch.Launch(t.family, t.name, params, t.grid, t.ept))
     return result
 
 
 @functools.lru_cache(maxsize=MAX_PROGRAMS)
-def _templates(program, p, host_values, out_dtype) -> tuple:
+def templates(program, p, host_values, out_dtype) -> tuple:
+    """The launch templates of ``program`` over plan ``p`` (``host_values``: per leaf, whether it is a
+    host value) storing ``out_dtype``: ``launches`` fills them with a call's addresses."""
     k = kernel(program, out_dtype)
     n = len(program.leaves)
     classes = launch.operand_classes(p, host_values)

@@ -6,7 +6,10 @@ backend's ``xp``; ``sys.modules["cupy"]`` stays the real CuPy, whose NVRTC compi
 for ``compiler.cached_kernel`` (to know which name expression each lowered name came from; by
 default with fast PTX, ``VirtualCupy``'s ``kernels``).
 Everything else is gpubcast's own code: ``backends/cuda.py`` -> ``cuda/launch.py`` -> the kernel
-call ``Function.__call__(grid, block, args)``, which here
+call ``Function.__call__(grid, block, args)`` -- or, for a call the compiled launch path answers
+(``gpubcast.cuda.compiled_launch``), its C code -> ``launcher``, a C function with
+``cuLaunchKernel``'s signature that finds the kernel by its handle (``Function.ptr``) and the stream
+by its handle, and takes the argument bytes from ``extra`` (buffer and size) -- which here
 
 * marshals ``args`` as CuPy 14 does (``cupy/cuda/function.pyx`` ``_pointer``): a CuPy array,
   ``MemoryPointer`` or ``None`` is an 8-byte pointer; a NumPy array of size 1 is passed by value,
@@ -37,6 +40,7 @@ beyond parameter sizes.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import itertools
 import math
@@ -191,6 +195,7 @@ class ndarray:  # CuPy's name (the virtual device stands in for cupy.ndarray)
                         "construct a NumPy array explicitly.")
 
     def get(self, stream=None, order="C", out=None):
+        self._cp.host_syncs += 1
         return np.array(self._a, order=order)
 
     def __repr__(self):
@@ -203,12 +208,15 @@ class ndarray:  # CuPy's name (the virtual device stands in for cupy.ndarray)
         return (self[i] for i in range(len(self)))
 
     def __bool__(self):
+        self._cp.host_syncs += 1
         return bool(self._a)
 
     def __int__(self):
+        self._cp.host_syncs += 1
         return int(self._a)
 
     def __float__(self):
+        self._cp.host_syncs += 1
         return float(self._a)
 
     def __getitem__(self, key):
@@ -399,6 +407,9 @@ class Module:
         return Function(self, name)
 
 
+_handles = itertools.count(0x7F0000000000, 0x100)
+
+
 class Function:
     def __init__(self, module: Module, lowered: str):
         self.module, self.lowered = module, lowered
@@ -410,15 +421,21 @@ class Function:
         self.entry = module.entries.get(lowered)
         if self.entry is None:
             raise VirtualCudaError(f"{self.name} ({lowered}): the {module.kind} has no parameter list for it")
+        self.ptr = next(_handles)                     # CuPy's Function.ptr: the CUfunction handle
+        cp._functions[self.ptr] = self
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None, enable_cooperative_groups=False):
         if not isinstance(grid, tuple) or not isinstance(block, tuple):
             raise TypeError("Function.__call__: grid and block must be tuples")
+        cp = self.module._cp
+        self.launch(grid, block, [marshal(a) for a in args], shared_mem, stream or cp.cuda.get_current_stream())
+
+    def launch(self, grid, block, data: list, shared_mem, stream):
+        """One launch of argument bytes ``data`` (one entry per parameter) on ``stream``, checked as
+        the driver checks it, then run (or captured)."""
         grid = tuple(max(1, int(v)) for v in (grid + (1, 1))[:3])
         block = tuple(max(1, int(v)) for v in (block + (1, 1))[:3])
         cp = self.module._cp
-        stream = stream or cp.cuda.get_current_stream()
-        data = [marshal(a) for a in args]
         params = self.entry["params"]
         where = f"{self.name} ({self.lowered})"
         if len(data) != len(params):
@@ -447,6 +464,13 @@ class Function:
             run()
 
 
+#: ``cuLaunchKernel``'s C signature (the compiled launch path calls the virtual device through it)
+LAUNCH_KERNEL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *(ctypes.c_uint,) * 7, ctypes.c_void_p,
+                                 ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p))
+_BUFFER_POINTER, _BUFFER_SIZE = 1, 2          # CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE
+CUDA_ERROR_LAUNCH_FAILED = 719                # what the launcher returns when a launch raised
+
+
 class Stream:
     _ids = itertools.count(0x1000, 0x10)
 
@@ -467,7 +491,7 @@ class Stream:
         return self
 
     def synchronize(self):
-        pass
+        self._cp.host_syncs += 1
 
     def begin_capture(self, mode=None):
         self._capture = []
@@ -511,7 +535,7 @@ class Device:
         self._cp._current_device = self.id
 
     def synchronize(self):
-        pass
+        self._cp.host_syncs += 1
 
     def __eq__(self, other):
         return isinstance(other, Device) and other.id == self.id
@@ -527,7 +551,10 @@ class VirtualCupy(types.ModuleType):
     ``compute_capability``: what ``Device().compute_capability`` says ("90": CUBINs for sm_90; a
     capability NVRTC does not know makes the backend load PTX).  ``seed``: the block and thread
     order of each launch.  ``launches``: (name expression, grid, block, stream ptr, argument bytes)
-    of every kernel run, for tests.  ``kernels``: "runtime", the backend's own
+    of every kernel run, for tests.  ``host_syncs``: how many device-to-host copies (``get``,
+    ``asnumpy``, ``bool``/``int``/``float`` of an array) and synchronisations (of a stream or the
+    device) were asked for.  ``launcher``: the compiled launch path's way in (``cuLaunchKernel``'s
+    ABI).  ``kernels``: "runtime", the backend's own
     ``compiler.cached_kernel`` (a CUBIN compiled with the runtime options, one NVRTC program per
     kernel, as on a GPU); "fast", ``fast_kernel`` (PTX of the catalog's cached fast program holding the kernel, the one
     ``kernels --check --fast`` compiles; the parameters and names it checks are the same in both).
@@ -549,14 +576,21 @@ class VirtualCupy(types.ModuleType):
         self._streams: list = []
         self._null = Stream(self, null=True)
         self._stream_stack: list = []
+        self.host_syncs = 0                          # device-to-host copies and synchronisations asked for
+        self._functions: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # handle -> Function
+        self._launch_errors: list = []
+        self._next_status = 0
+        self._launch_kernel_c = LAUNCH_KERNEL(self._launch_kernel)
         self.ndarray = type("ndarray", (ndarray,), {"_cp": self, "__module__": "cupy"})
         from cupy.cuda import nvrtc                  # the real one: gpubcast.cuda.compiler uses it
         function = types.SimpleNamespace(Module=lambda: Module(self), Function=Function)
         self.cuda = types.SimpleNamespace(
             Device=lambda device=None: Device(self, device), Stream=lambda **kw: Stream(self, **kw),
             function=function, nvrtc=nvrtc, is_available=lambda: True,
-            get_current_stream=lambda: self._stream_stack[-1] if self._stream_stack else self._null,
-            runtime=types.SimpleNamespace(getDeviceCount=lambda: device_count), MemoryPointer=MemoryPointer)
+            get_current_stream=lambda device_id=-1: self._stream_stack[-1] if self._stream_stack else self._null,
+            ExternalStream=lambda ptr, device_id=-1: self._stream_of(int(ptr)),
+            runtime=types.SimpleNamespace(getDeviceCount=lambda: device_count, getDevice=lambda: self._current_device),
+            MemoryPointer=MemoryPointer)
         self.lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=self._as_strided))
         self.random = types.SimpleNamespace(
             standard_normal=lambda size=None, dtype=float: self.asarray(self._rng.standard_normal(size).astype(dtype)),
@@ -625,7 +659,7 @@ class VirtualCupy(types.ModuleType):
         return self.asarray(np.ascontiguousarray(_host(x), dtype=dtype))
 
     def asnumpy(self, x, stream=None):
-        return x.get() if isinstance(x, ndarray) else np.asarray(x)
+        return x.get() if isinstance(x, ndarray) else np.asarray(x)   # counted by get
 
     def arange(self, *args, dtype=None):
         return self.asarray(np.arange(*args, dtype=dtype))
@@ -640,7 +674,13 @@ class VirtualCupy(types.ModuleType):
         return np.may_share_memory(_host(a), _host(b))
 
     def from_dlpack(self, x):
-        raise TypeError("the virtual CUDA device takes no DLPack objects (only __cuda_array_interface__)")
+        """A view of ``x``'s device memory (DLPack's import without a copy, modelled through the array
+        interface: the virtual device's DLPack producers, ``virtual_torch``, expose both)."""
+        if not hasattr(x, "__dlpack__") or not hasattr(type(x), "__cuda_array_interface__"):
+            raise TypeError("the virtual CUDA device imports DLPack only from objects that also expose "
+                            "__cuda_array_interface__ (gpubcast.devtools.virtual_torch)")
+        x.__dlpack__()                         # the producer's refusals (a tensor that requires grad, ...)
+        return self._from_interface(x.__cuda_array_interface__, None)
 
     def __getattr__(self, name):
         """NumPy's function of the same name on the host values (array_equal, isnan, ...)."""
@@ -653,7 +693,60 @@ class VirtualCupy(types.ModuleType):
             return self.asarray(r) if isinstance(r, np.ndarray) else r
         return call
 
+    # streams
+    def _stream_of(self, ptr: int) -> Stream:
+        """The stream with handle ``ptr`` (0: the null stream; another library's, e.g. torch's, is one of
+        this device's streams too)."""
+        for stream in self._streams:
+            if stream.ptr == ptr:
+                return stream
+        raise VirtualCudaError(f"CUDA_ERROR_INVALID_HANDLE: no stream with handle {ptr:#x}")
+
     # launches
+    @property
+    def launcher(self):
+        """The compiled launch path's launcher (``gpubcast.cuda.compiled_launch.Launcher``): the
+        ``cuLaunchKernel`` ABI over ``Function.launch`` -- the kernel by its handle, the argument from
+        the ``extra`` buffer (its size checked against the parameter's), the stream by its handle."""
+        from ..cuda import compiled_launch
+        address = ctypes.cast(self._launch_kernel_c, ctypes.c_void_p).value
+        return compiled_launch.Launcher(address, self._launch_error, self._launch_kernel_c)
+
+    def fail_next_launch(self, status: int) -> None:
+        """The launcher's next launch returns ``status`` and runs nothing (e.g. 201,
+        CUDA_ERROR_INVALID_CONTEXT: a thread on which no CUDA context is current yet)."""
+        self._next_status = status
+
+    def _launch_kernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
+        if self._next_status:
+            status, self._next_status = self._next_status, 0
+            return status
+        try:
+            fn = self._functions.get(f or 0)
+            if fn is None:
+                raise VirtualCudaError(f"CUDA_ERROR_INVALID_HANDLE: no loaded kernel has handle {f or 0:#x}")
+            if params:
+                raise VirtualCudaError("the virtual launcher takes the argument through extra (a buffer and its size)")
+            buf, size, i = None, None, 0
+            while extra and extra[i]:
+                if extra[i] == _BUFFER_POINTER:
+                    buf = extra[i + 1]
+                elif extra[i] == _BUFFER_SIZE:
+                    size = ctypes.cast(extra[i + 1], ctypes.POINTER(ctypes.c_size_t))[0]
+                i += 2
+            if buf is None or size is None:
+                raise VirtualCudaError("CUDA_ERROR_INVALID_VALUE: extra holds no argument buffer and size")
+            fn.launch((gx, gy, gz), (bx, by, bz), [ctypes.string_at(buf, size)], shared, self._stream_of(stream or 0))
+            return 0
+        except BaseException as e:  # noqa: BLE001 - a ctypes callback cannot raise: the C caller asks _launch_error
+            self._launch_errors.append(e)
+            return CUDA_ERROR_LAUNCH_FAILED
+
+    def _launch_error(self, status: int):
+        if self._launch_errors:
+            raise self._launch_errors.pop()
+        raise VirtualCudaError(f"cuLaunchKernel returned {status}")
+
     def _ranges(self):
         live = sorted((b, b + m.nbytes) for b, ref in self._allocations.items() if (m := ref()) is not None)
         return np.array(live, np.uint64).reshape(-1)
@@ -724,7 +817,7 @@ def installed(cp: VirtualCupy | None = None):
 
     compiler.cached_kernel = watched
     try:
-        with backends.registered("cuda", CudaBackend(cp)):
+        with backends.registered("cuda", CudaBackend(cp, cp.launcher)):
             yield cp
     finally:
         compiler.cached_kernel = real

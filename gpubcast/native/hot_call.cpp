@@ -23,9 +23,13 @@
  *       the key is not in ``table``, a scalar's value is not one this code converts exactly as
  *       NumPy does (an int beyond the loop dtype, a float beyond float32, ...), out= is read-only,
  *       or the driver rejects the operands (misaligned, out= partially overlapping an input).
+ *       A call with an operand that has no key here (a device array) goes to the fallback installed
+ *       through ``api`` (cuda_launch.cpp's, for the same table), else is None.
  *   SOURCE_SHA256: str
  *       The SHA-256 of this file's text when it was built (GB_SOURCE_SHA256, defined by setup.py and
  *       compiled_calls): compiled_calls loads no module built from another text.
+ *   api: a capsule ``gpubcast.hot_call.api`` (HotCallApi): this code's scalar conversion, and where
+ *       the fallback is installed.
  * Invariant: a call this code answers gets exactly the result the general path would give it.
  */
 #define PY_SSIZE_T_CLEAN
@@ -323,6 +327,16 @@ static int convert(PyObject *x, int type, Value *v) {
     return 1;
 }
 
+/* ---- the api other compiled paths use: the conversion, the fallback for other operands ---------- */
+
+typedef PyObject *(*fallback_fn)(PyObject *table, PyObject *const *ops, Py_ssize_t n);
+typedef struct { int version; int (*convert)(PyObject *, int, void *); fallback_fn *fallback; } HotCallApi;
+static fallback_fn fallback = NULL;
+
+static int convert_any(PyObject *x, int type, void *v) { return convert(x, type, (Value *)v); }
+
+static HotCallApi api = {1, convert_any, &fallback};
+
 /* ---- entries and calls -------------------------------------------------------------------------- */
 
 static void entry_release(Entry *e) {
@@ -417,7 +431,10 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     if (nargs > 2 + MAX_IN) Py_RETURN_NONE;   /* more inputs than an entry takes: the general path */
     Py_ssize_t n = make_key(buf, args + 1, nargs - 1);
-    if (!n) Py_RETURN_NONE;
+    if (!n) {
+        if (fallback) return fallback(args[0], args + 1, nargs - 1);
+        Py_RETURN_NONE;
+    }
     PyObject *k = PyBytes_FromStringAndSize((const char *)buf, n * sizeof(int64_t));
     if (!k) return NULL;
     PyObject *capsule = PyDict_GetItemWithError(args[0], k);   /* borrowed */
@@ -545,9 +562,12 @@ PyMODINIT_FUNC PyInit_hot_call(void) {
     static int registered = 0;
     if (!registered && pthread_atfork(nullptr, nullptr, pool_after_fork_in_child) == 0) registered = 1;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddStringConstant(m, "SOURCE_SHA256", GB_SOURCE_SHA256) < 0) {
+    if (!m) return NULL;
+    if (PyModule_AddStringConstant(m, "SOURCE_SHA256", GB_SOURCE_SHA256) < 0) {
         Py_DECREF(m);
         return NULL;
     }
+    PyObject *capsule = PyCapsule_New(&api, "gpubcast.hot_call.api", NULL);
+    if (!capsule || PyModule_AddObject(m, "api", capsule) < 0) { Py_XDECREF(capsule); Py_DECREF(m); return NULL; }
     return m;
 }

@@ -279,9 +279,10 @@ class _Placement:
             args.pop()
         if any(x is None for x in args) and step.op_type not in OPTIONAL_INPUTS:
             raise NotImplementedError(f"gpubcast.onnx.backend: {step.label} omits an input before the last one")
-        backend = self.backend
-        if self.cuda and not any(backends.is_cuda_array(x) for x in args):
-            backend = None  # a node with a string input: colocated on the host, computed on the CPU
+        # on "CUDA": backend=None, which picks the CUDA backend for device arrays, as backend="cuda" would,
+        # and lets the nodes take the compiled hot path (its tables are for calls without backend=); a
+        # node with a string input is colocated on the host and computed on the CPU
+        backend = None if self.cuda else self.backend
         return step.function(*args, **step.attributes, backend=backend)
 
 

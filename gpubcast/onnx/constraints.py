@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from .. import compiled_calls
+from .. import backends, compiled_calls
 from ..hot_calls import OptionTables
 from ..dispatch import apply
 from ..dtypes import bfloat16, is_python_scalar, result_type, weak_type
@@ -98,14 +98,15 @@ _DTYPES = (*(np.dtype(t) for t in "?bhilqBHILQefdFD"), bfloat16)
 
 def hot_path(label: str, op, allowed: frozenset):
     """A front-end function's hot path: ``run(*arrays, rule="numpy", axis=-1)`` computes ``op`` over
-    exact NumPy arrays of one dtype that type constraint ``allowed`` names (broadcast under ``rule``, a
-    rule name as the planner spells it, on the default backend) through the compiled hot path
+    exact NumPy arrays (or arrays of a CUDA backend: the ONNX backend on "CUDA") of one type and one
+    dtype that type constraint ``allowed`` names (broadcast under ``rule``, a rule name as the planner
+    spells it, on the default backend for that array type) through the compiled hot path
     (``gpubcast.compiled_calls``: a table per rule and axis), or ``apply`` keeping its entry; None for
     any other operands or options (the function then checks them and takes its general path)."""
     tables = OptionTables(label)
     default = tables["numpy", -1]
     accepted = frozenset(dt for dt in _DTYPES if type_name(dt) in allowed)
-    nd = np.ndarray
+    nd, devices = np.ndarray, backends.DEVICE_ARRAY_TYPES
 
     def run(*xs, rule="numpy", axis=-1):
         if rule == "numpy" and axis == -1 and type(axis) is int:
@@ -119,10 +120,11 @@ def hot_path(label: str, op, allowed: frozenset):
         if result is not None:
             return result
         first = xs[0]
-        if type(first) is not nd or first.dtype not in accepted:
+        kind = type(first)
+        if kind is not nd and kind not in devices or first.dtype not in accepted:
             return None
         for x in xs[1:]:
-            if type(x) is not nd or x.dtype != first.dtype:
+            if type(x) is not kind or x.dtype != first.dtype:
                 return None
         return apply(op, xs, rule=rule, axis=axis, table=table)
     return run
