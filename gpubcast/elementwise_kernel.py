@@ -313,7 +313,8 @@ class ElementwiseKernel:
     # ---- execution ----------------------------------------------------------------------------------
     def signature(self, types, placeholders, kinds) -> build.Signature:
         return build.Signature(self.name, self.params, tuple(types), tuple(kinds), tuple(placeholders),
-                               self.preamble, self.loop_prep, self.operation, self.after_loop, self.options)
+                               self.preamble, self.loop_prep, self.operation, self.after_loop, self.options,
+                               self.nin)
 
     def _run(self, ins, outs, types, placeholders, out_shape, strides, n, gpu, stream, xp):
         args = list(ins) + list(outs)
@@ -356,16 +357,9 @@ class ElementwiseKernel:
                              f"cannot be merged; the GPU path takes at most {build.MAX_GPU_DIMS}")
         reach = max([n] + [sum((d - 1) * abs(s) for d, s in zip(shape, st)) for st in csets])
         bits = 32 if reach <= INT32_LIMIT else 64
-        contiguous = c_strides(shape)
-        contig = general = 0
-        for k, (kind, st) in enumerate(zip(kinds, csets)):
-            if kind == "array" and tuple(st) == contiguous:
-                contig |= 1 << k
-            elif kind == "array" and any(st):
-                general = 1
-        params = build.gpu_params(len(kinds), bits, ptrs, values, raw_sizes, n, contig, general, shape, csets)
-        build.run_gpu(sig, bits, params, n, stream)
-        return build.device_launcher(sig, bits, params, n, self.nin, lambda a: _pointer(a, True))
+        lc = build.gpu_launch(sig, bits, ptrs, values, raw_sizes, n, shape, csets)
+        build.run_gpu(sig, lc, stream)
+        return build.device_launcher(sig, lc, self.nin, lambda a: _pointer(a, True))
 
     def _run_cpu(self, sig, kinds, ptrs, values, raw_sizes, n, shape, csets):
         row_kinds = tuple(None if kind != "array" else {0: 0, 1: 1}.get(st[-1], 2)
