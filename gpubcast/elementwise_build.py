@@ -122,7 +122,7 @@ class Signature:
         nin = len(slots) - 1
         ctypes = [CTYPES[self.types[k]] for k in slots]
         tlist = ", ".join(ctypes)
-        pre, full, partial, loads, stores = [], [], [], [], []
+        pre, refs, loads, stores = [], [], [], []
         for k, (p, t, kind) in enumerate(zip(self.params, self.types, self.kinds)):
             c = CTYPES[t]
             const = "const " if p.is_const else ""
@@ -137,10 +137,12 @@ class Signature:
             loads.append(f"      _acc.template load<{s_}>(_a{s_});")
             if k >= self.nin:
                 stores.append(f"      _acc.template store<{s_}>(_a{s_});")
-            full.append(f"        {const}{c} &{p.name} = _a{s_}[_k];")
-            partial.append(f"        {const}{c} &{p.name} = *_acc.template element<{s_}, {const}{c}>(_k, "
-                           f"{'false' if p.is_const else 'true'});")
-        index = ["        const long long i = (long long)_acc.linear(_k);", "        (void)i;"]
+            refs.append(f"        {const}{c} &{p.name} = _a{s_}[_k];")
+
+        def tile(guard: str) -> list[str]:        # loads, the operation on each element, stores
+            return [*loads, "#pragma unroll", "      for (int _k = 0; _k < _E; ++_k) {", *guard,
+                    "        const long long i = (long long)_acc.linear(_k);", "        (void)i;", *refs,
+                    self._user("operation", ";"), "      }", *stores]
         return "\n".join([
             f"// gpubcast.ElementwiseKernel '{name}' for the GPU (generated: kernels/elementwise_kernel.cuh: tiles)",
             '#include "elementwise_kernel.cuh"',
@@ -159,26 +161,15 @@ class Signature:
             self._user("loop_prep", ";"),
             "  auto _body = [&](const auto& _acc) {",
             "    constexpr int _E = gb::EwkElements<decltype(_acc)>::value;",
-            "    if (_acc.t.count == _E) {             // a full tile: registers, loads before the operation",
-            *loads,
-            "#pragma unroll",
-            "      for (int _k = 0; _k < _E; ++_k) {",
-            *index,
-            *full,
-            self._user("operation", ";"),
-            "      }",
-            *stores,
-            "    } else {                               // a partial tile: references into memory",
-            "      for (int _k = 0; _k < _acc.t.count; ++_k) {",
-            *index,
-            *partial,
-            self._user("operation", ";"),
-            "      }",
+            "    if (_acc.t.count == _E) {             // a full tile: output loads the operation never reads are dead",
+            *tile([]),
+            "    } else {                               // a partial tile: the elements in range",
+            *tile(["        if (_k >= _acc.t.count) break;"]),
             "    }",
             "  };",
             "  if constexpr (GENERAL) {",
             f"    constexpr int _EPT = {name}_ept<index_t, P>, _LANE = {name}_lane_tiles * _EPT;",
-            f"    gb::for_each_tile<{nin}, _EPT, index_t, true, false, {nin + 1}, gb::lane_chunk<_LANE, {tlist}>(), "
+            f"    gb::for_each_tile<{nin}, _EPT, index_t, true, false, {nin + 1}, gb::path_chunk<P, _LANE, {tlist}>(), "
             f"_LANE, P>(_p.g.h, _p.g.calc, true, _body);",
             "  } else {",
             f"    constexpr int _EPT = {name}_contig_ept<P>;",
@@ -404,7 +395,7 @@ def gpu_launch(sig: Signature, bits: int, ptrs, values, raw_sizes, size: int, sh
     slot_ptrs = [ptrs[k] for k in slots]
     if general:
         tiles = launch.row_tiles(tuple(shape), slot_strides, bits, path.ept or catalog.general_ept(*itemsizes),
-                                 sig.lane_tiles(), itemsizes)
+                                 sig.lane_tiles(), itemsizes, True, path.chunk or 16)
         calc = launch.pack_calc(tiles.shape, slot_strides, bits, tiles.steps, tiles.width)
         calc += b"\0" * (launch.general_size(nin, bits) - head.size - len(calc))
         data = prefix + head.pack(*slot_ptrs, *([b""] * (nin + 1)), tiles.size, words, tiles.flags, 0, 0) + calc

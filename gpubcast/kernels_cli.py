@@ -194,6 +194,11 @@ def model(out=print) -> int:
                                 if hardware else ""))
         out("")
         out(mdl.table(mdl.predict_all(dtype.name), hardware))
+    out("")
+    out("User kernels (gpubcast.ElementwiseKernel) beside the built-in binary kernel on the same shapes, float32: "
+        "one block in the middle of each launch run by the SASS interpreter (sm_90), per output element:")
+    out("")
+    out(mdl.block_table(mdl.user_kernel_rows()))
     return 0
 
 

@@ -73,10 +73,13 @@ class Path:
     span: int = 1            # consecutive tiles a block takes before it strides by the grid
     threads: int = BLOCK     # threads per block (the launch's blockDim.x)
     ept: int = 0             # elements per thread (0: the kernel's own)
+    chunk: int = 0           # bytes of a lane chunk (LANE_CHUNKS; 0: 16)
 
     def __post_init__(self):
         if self.store not in (4, 8, 16):
             raise ValueError(f"a store path writes 4, 8 or 16 bytes a store, not {self.store}")
+        if self.chunk not in (0, 4, 8, 16):
+            raise ValueError(f"a store path's lane chunks are 4, 8 or 16 bytes (0: 16), not {self.chunk}")
         if self.span < 1 or self.threads % 32 or not 32 <= self.threads <= 1024 or self.ept < 0:
             raise ValueError(f"bad store path {self}: span >= 1, threads a multiple of 32 up to 1024, ept >= 0")
 
@@ -87,13 +90,13 @@ class Path:
     def cxx(self) -> str:
         """The C++ type, ``gb::Path<...>``."""
         return (f"gb::Path<{self.store}, {'true' if self.stream else 'false'}, {self.span}, {self.threads}, "
-                f"{self.ept}>")
+                f"{self.ept}, {self.chunk}>")
 
     def label(self) -> str:
-        """A short name: ``default``, or what differs from it (``store8 stream span4 t128 ept16``)."""
+        """A short name: ``default``, or what differs from it (``store8 stream span4 t128 ept16 chunk8``)."""
         parts = [f"store{self.store}" if self.store != 16 else "", "stream" if self.stream else "",
                  f"span{self.span}" if self.span != 1 else "", f"t{self.threads}" if self.threads != BLOCK else "",
-                 f"ept{self.ept}" if self.ept else ""]
+                 f"ept{self.ept}" if self.ept else "", f"chunk{self.chunk}" if self.chunk else ""]
         return " ".join(p for p in parts if p) or "default"
 
 
@@ -130,10 +133,11 @@ def general_ept(*itemsizes: int) -> int:
     return 8 if max(itemsizes) <= 4 else 4
 
 
-def lane_chunk(ept: int, *itemsizes: int) -> int:
-    """Elements of a lane chunk of a general kernel of ``ept`` over elements of ``itemsizes``: 16 bytes
-    of the widest, at most ``ept`` (kernels/indexing.cuh lane_chunk)."""
-    return min(ept, 16 // max(itemsizes))
+def lane_chunk(ept: int, *itemsizes: int, nbytes: int = 16) -> int:
+    """Elements of a lane chunk of a general kernel of ``ept`` over elements of ``itemsizes``: ``nbytes``
+    (16, or a store path's chunk) of the widest, at least one, at most ``ept`` (kernels/indexing.cuh
+    lane_chunk, path_chunk)."""
+    return min(ept, max(1, nbytes // max(itemsizes)))
 
 
 def variadic_general_ept(itemsize: int) -> int:

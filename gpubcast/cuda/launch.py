@@ -160,12 +160,16 @@ def operand_classes(p, host_values) -> list:
 
 
 @functools.lru_cache(maxsize=4096)
-def templates_for(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
+def templates_for(op_name, p, in_dtypes, out_dtype, host_values, path: catalog.Path = catalog.DEFAULT_PATH) -> tuple:
     """The launch templates of ``op_name`` over plan ``p`` (``host_values``: per input, whether it is a
-    host scalar): the kernels ``launches`` fills with an actual call's addresses."""
+    host scalar): the kernels ``launches`` fills with an actual call's addresses.  ``path``: the kernels'
+    store path (binary, ternary, copy; the default but for bench/write_only.py's variants, which launch
+    with ``path.threads`` threads a block)."""
     op = _ops.get(op_name)
     classes = operand_classes(p, host_values)
     kern = catalog.kernels_for(op, in_dtypes, out_dtype, classes[2:3] in ([VALUE], [SCALAR]))
+    if not path.default:
+        kern = kern.on(path)
     nin = FAMILIES[kern.family].nin
     strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
     itemsizes = [np.dtype(out_dtype).itemsize] + [np.dtype(t).itemsize for t in in_dtypes]
@@ -209,9 +213,10 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
         size, grid = int(np.prod(inner)), max(1, min(MAX_GRID, shared_tile_count(inner, ept)))
         flags, steps, shape_of_calc, width, tile_grid = SHARED_TILES, (), inner, 0, shared_tile_grid(inner, ept)
     else:
-        lane_tiles = 1 if many_inputs else kern.lane_tiles
+        lanes = kern.family in LANE_CHUNK_FAMILIES
+        lane_tiles = 1 if many_inputs or not lanes else kern.lane_tiles
         flags, ept, size, shape_of_calc, width, steps = row_tiles(inner, inner_strides, bits, ept, lane_tiles,
-                                                                  itemsizes, kern.family in LANE_CHUNK_FAMILIES)
+                                                                  itemsizes, lanes, path.chunk or 16)
         grid, tile_grid = blocks_for(size, ept * path.span, path.threads), (1, 1)
     calc = pack_calc(shape_of_calc, inner_strides, bits, steps, width, tile_grid)
     calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
@@ -231,18 +236,19 @@ class RowTiles(NamedTuple):
     steps: tuple        # OffsetCalc::chunk_step per argument (LANE_CHUNKS; else ())
 
 
-def row_tiles(shape, strides, bits: int, ept: int, lane_tiles: int, itemsizes, lanes: bool = True) -> RowTiles:
+def row_tiles(shape, strides, bits: int, ept: int, lane_tiles: int, itemsizes, lanes: bool = True,
+              chunk_bytes: int = 16) -> RowTiles:
     """The row tiles of a general launch over coalesced ``shape`` (``strides``: per argument, outermost
     first) by a kernel of ``ept`` elements per thread whose lane tile holds ``lane_tiles`` tiles
     (kernels/*.cu LANE_EPT = ``ept * lane_tiles``), elements of ``itemsizes``: lane chunks where the
     rows allow them (``chunk_steps``), else padded rows where a lane tile holds 2 tiles
     (``padded_row``: they cost their idle lanes' issue, which pays only then), else tiles of ``ept``
     consecutive elements; lane chunks only on the 32-bit path and where ``lanes`` (the kernel takes
-    them)."""
+    them), of ``chunk_bytes`` (16, or a store path's chunk: catalog.lane_chunk)."""
     size = math.prod(shape)
     if lanes and bits == 32:
         lane_ept = ept * lane_tiles
-        chunk = catalog.lane_chunk(lane_ept, *itemsizes)
+        chunk = catalog.lane_chunk(lane_ept, *itemsizes, nbytes=chunk_bytes)
         steps = chunk_steps(shape, strides, chunk, lane_ept)
         if steps:
             return RowTiles(LANE_CHUNKS, lane_ept, size, tuple(shape), shape[-1], steps)

@@ -123,7 +123,7 @@ template <class Op, typename A, typename B, typename index_t, class P = DefaultP
 __global__ void __launch_bounds__(P::THREADS) binary_general(const __grid_constant__ General<2, index_t> p) {
   typedef binary_result<Op, A, B> R;
   constexpr int EPT = binary_general_ept<Op, A, B, index_t, P>;
-  constexpr int CHUNK = lane_chunk<2 * EPT, A, B, R>();
+  constexpr int CHUNK = path_chunk<P, 2 * EPT, A, B, R>();
   for_each_tile<2, EPT, index_t, true, true, 3, CHUNK, 2 * EPT, P>(p.h, p.calc, true, BinaryBody<Op, A, B>());
 }
 

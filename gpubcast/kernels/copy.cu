@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(P::THREADS) copy_contig(const __grid_constant_
 template <class Op, typename T, typename index_t, class P = DefaultPath>
 __global__ void __launch_bounds__(P::THREADS) copy_general(const __grid_constant__ General<1, index_t> p) {
   constexpr int EPT = copy_general_ept<Op, T, index_t, P>;
-  for_each_tile<1, EPT, index_t, true, true, 2, lane_chunk<2 * EPT, T>(), 2 * EPT, P>(p.h, p.calc, true,
+  for_each_tile<1, EPT, index_t, true, true, 2, path_chunk<P, 2 * EPT, T>(), 2 * EPT, P>(p.h, p.calc, true,
                                                                                      CopyBody<Op, T>());
 }
 

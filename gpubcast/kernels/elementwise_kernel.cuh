@@ -16,13 +16,13 @@
 //                             per-tile offsets, lane chunks / padded rows where the host sets
 //                             them (launch.row_tiles); never shared tiles (no SHARED_TILES)
 //   NAME_contig_ept<P>, NAME_ept<index_t, P>   elements per thread
-// A full tile (every element of the thread's tile in range) loads every slot (outputs too) with
-// the vector or element loads of the built-ins, all issued before the operation runs on each
-// element in registers, then stores every output slot: an output the operation overwrites before
-// reading it is never read (its loads are dead code, which NVRTC removes), and an output it reads
-// (`y += x`) or writes only sometimes keeps its memory's values.  A partial tile (the last, or a
-// row tile crossing rows) runs the operation on references into memory (Access::element), as
-// CuPy does.  `i` is the element's linear index (Access::linear).
+// Each tile loads every slot (outputs too) with the built-ins' vector or element loads, all issued
+// before the operation runs on each element in registers, then stores every output slot: an
+// output the operation reads (`y += x`) or writes only sometimes keeps its memory's values, and
+// one it overwrites before reading is never read -- in a full tile (all of the thread's elements in
+// range: every tile but the last) those loads are dead code, which NVRTC removes (the full and the
+// partial tile run separate copies of the operation for that).  `i` is the
+// element's linear index (Access::linear).
 //
 // Element path (every other kernel): NAME<index_t>, one element a thread per grid-stride step,
 // each parameter a reference into memory at ewk_offsets (EwkParams).

@@ -123,11 +123,17 @@ constexpr int SHARED_BYTES = SHARED_DATA + TILE_COLS * 16;   // + a padding elem
 //   THREADS  threads per block (the launch's blockDim.x, a multiple of 32); a kernel whose THREADS
 //            is not BLOCK takes row tiles only (the host never sets SHARED_TILES for it)
 //   EPT      a kernel's elements per thread in place of its own (0: its own, the *_ept constant)
+//   CHUNK    bytes of a lane chunk under LANE_CHUNKS in place of 16 (0: 16; at least an element):
+//            a warp access then covers 32 * CHUNK consecutive bytes, every sector it touches whole
+//            (STORE below CHUNK splits each chunk's store: 32-byte sectors partly written per store)
 // Assumption: the host launches a Path kernel with blockDim.x == THREADS; any gridDim.x >= 1.
-template <int STORE_ = 16, bool STREAM_ = false, int SPAN_ = 1, int THREADS_ = BLOCK, int EPT_ = 0> struct Path {
-  static constexpr int STORE = STORE_, SPAN = SPAN_, THREADS = THREADS_, EPT = EPT_;
+// Assumption: the shared tiles' stores (SHARED_TILES) stay plain 16-byte ones on every path.
+template <int STORE_ = 16, bool STREAM_ = false, int SPAN_ = 1, int THREADS_ = BLOCK, int EPT_ = 0, int CHUNK_ = 0>
+struct Path {
+  static constexpr int STORE = STORE_, SPAN = SPAN_, THREADS = THREADS_, EPT = EPT_, CHUNK = CHUNK_;
   static constexpr bool STREAM = STREAM_;
   static_assert(STORE == 4 || STORE == 8 || STORE == 16, "store widths: 4, 8, 16 bytes");
+  static_assert(CHUNK == 0 || CHUNK == 4 || CHUNK == 8 || CHUNK == 16, "lane chunks: 4, 8, 16 bytes");
   static_assert(SPAN >= 1 && THREADS % 32 == 0 && THREADS >= 32 && THREADS <= 1024 && EPT >= 0, "a path's shape");
 };
 typedef Path<> DefaultPath;
@@ -159,6 +165,13 @@ template <typename... Ts> __host__ __device__ constexpr int general_ept() {
 // at most EPT (catalog.lane_chunk).
 template <int EPT, typename... Ts> __host__ __device__ constexpr int lane_chunk() {
   return 16 / max_of((int)sizeof(Ts)...) < EPT ? 16 / max_of((int)sizeof(Ts)...) : EPT;
+}
+// The lane chunk of a kernel on path P (Path, defined below): P::CHUNK bytes of the widest operand
+// (at least an element, at most EPT), else lane_chunk's.
+template <class P, int EPT, typename... Ts> __host__ __device__ constexpr int path_chunk() {
+  if (P::CHUNK == 0) return lane_chunk<EPT, Ts...>();
+  const int n = P::CHUNK / max_of((int)sizeof(Ts)...);
+  return n < 1 ? 1 : n < EPT ? n : EPT;
 }
 
 // Per-launch arguments every kernel gets (the contiguous kernels get only this).
@@ -498,22 +511,6 @@ struct Access {
       return x + (index_t)(k % CHUNK);
     } else {
       return t.at(k);
-    }
-  }
-
-  // The address of element k (k < t.count) of operand ARG (elements T): its memory, not a copy
-  // (the user kernels' partial tiles read it, and write it where `write`).
-  template <int ARG, typename T> GB_FN T* element(int k, bool write) const {
-    static_assert(!GENERAL || ARG < LOCATED, "an argument slot whose offsets are not located");
-    T* p = reinterpret_cast<T*>(h.ptr[ARG]);
-    if (cls<ARG>() == SCALAR) return GB_PTR(p, p, write);
-    if constexpr (!GENERAL) {
-      return GB_PTR(p + t.at(k), p, write);
-    } else {
-      if (!CROSS || one_row) return GB_PTR(p + cur[ARG] + row_at(k, chunk_step<ARG>(), calc_->stride[0][ARG]), p, write);
-      offset_t o[1];
-      calc_->template locate<ARG, 1>(t.at(k), o);
-      return GB_PTR(p + o[0], p, write);
     }
   }
 

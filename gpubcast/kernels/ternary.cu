@@ -50,7 +50,7 @@ template <class Op, typename T, typename index_t, class P = DefaultPath>
 __global__ void __launch_bounds__(P::THREADS) ternary_general(const __grid_constant__ General<3, index_t> p) {
   constexpr int EPT = ternary_general_ept<Op, T, index_t, P>;
   // lane tiles of EPT: at 2 * EPT, 4 operands take 72 registers (occupancy 1/2 -> 3/8)
-  for_each_tile<3, EPT, index_t, true, true, 4, lane_chunk<EPT, bool, T>(), EPT, P>(p.h, p.calc, true,
+  for_each_tile<3, EPT, index_t, true, true, 4, path_chunk<P, EPT, bool, T>(), EPT, P>(p.h, p.calc, true,
                                                                                    TernaryBody<Op, T>());
 }
 
