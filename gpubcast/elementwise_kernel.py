@@ -27,6 +27,13 @@ Where it runs: CuPy arrays (or any CUDA array) on the GPU, the operation spliced
 in ``kernels/elementwise_host.h`` compiled by the system C++ compiler (``gpubcast.elementwise_build``);
 Dask arrays chunk by chunk (``gpubcast.dask_arrays``).  Supported types: bool, int8..uint64,
 float32, float64.
+
+On the GPU a kernel whose non-raw array parameters are all const inputs or outputs (no ``_non_const``
+array input) runs on the built-in ops' access paths (``elementwise_build``, the header's tile path):
+vector loads and stores where operands are contiguous and aligned, several elements a thread with
+every load issued before the operation, lane chunks where the rows allow them.  An output is read
+only where the operation reads it before writing it (``y += x``) or writes it only sometimes; such
+elements keep their values, as in CuPy.  Other kernels run one element a thread.
 """
 
 from __future__ import annotations
