@@ -3,11 +3,16 @@
 One ``Signature`` (the kernel's text, its parameters and their resolved types) gives two
 translation units around the same ``operation``:
 
-- GPU: ``kernels/elementwise_kernel.cuh`` (indexing.cuh's OffsetCalc: 32- and 64-bit index
-  paths), registered as a generated family of ``gpubcast.cuda.sources`` so that NVRTC, the
-  ``nvrtc`` cache (keyed by the inlined text, options and NVRTC version) and the host emulation
-  (the virtual CUDA device) treat it like ``kernels/*.cu``; launched on CuPy's current stream
-  (or ``stream=``) through ``CudaBackend.function``.
+- GPU: ``kernels/elementwise_kernel.cuh``, registered as a generated family of
+  ``gpubcast.cuda.sources`` so that NVRTC, the ``nvrtc`` cache (keyed by the inlined text, options
+  and NVRTC version) and the host emulation (the virtual CUDA device) treat it like
+  ``kernels/*.cu``; launched on CuPy's current stream (or ``stream=``) through
+  ``CudaBackend.function``.  A kernel whose array parameters are all const inputs or outputs
+  (``Signature.tiles``) runs on the built-in kernels' access paths (the header's tile path: a
+  contiguous kernel and general kernels with 32- and 64-bit indices, vector loads and stores where
+  operands are contiguous and aligned, several elements a thread, lane chunks; ``gpu_launch`` lays
+  them out as ``cuda.launch`` does for the built-ins); any other (a ``_non_const`` array input, or
+  only ``raw`` arrays) on its element path (one element a thread, 32- or 64-bit indices).
 - CPU: ``kernels/elementwise_host.h``, built with the system C++ compiler by
   ``gpubcast.hostbuild.build_library`` (cache kind ``cpu``: the key holds the text, the compiler's
   ``--version`` and the flags; the ``.so`` is checked against its SHA-256 before it is loaded; one
@@ -22,6 +27,7 @@ is a ``KernelSourceError`` carrying the compiler's message and that line.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import hashlib
 import os
@@ -32,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import hostbuild
-from .cuda import sources
+from .cuda import catalog, launch, sources
+from .plan import c_strides
 
 #: C type of each dtype in kernel code (CuPy's names)
 CTYPES = {
@@ -80,6 +87,23 @@ class Signature:
     operation: str
     after_loop: str
     options: tuple
+    nin: int                    # inputs among params
+
+    @property
+    def slots(self) -> tuple[int, ...]:
+        """The tile path's argument slots: the parameters that are non-raw arrays, in order."""
+        return tuple(k for k, kind in enumerate(self.kinds) if kind == "array")
+
+    @property
+    def tiles(self) -> bool:
+        """Whether the kernel runs on the tile path: some non-raw array parameter, and no array input
+        declared ``_non_const`` (the operation might write it: it keeps its element reference)."""
+        return bool(self.slots) and all(self.params[k].is_const for k in self.slots if k < self.nin)
+
+    def lane_tiles(self) -> int:
+        """Tiles a general tile kernel's lane tile holds: 2 for at most 3 slots (as the binary kernels),
+        else 1 (as where's: registers)."""
+        return 2 if len(self.slots) <= 3 else 1
 
     def _typedefs(self) -> str:
         return "".join(f"typedef {CTYPES[t]} {letter};\n" for letter, t in self.placeholders)
@@ -88,7 +112,90 @@ class Signature:
         return f'#line 1 "{part}"\n{getattr(self, part)}{after}\n#line 1 "gpubcast-generated"\n'
 
     def gpu_source(self, namespace: str = "gb_ewk") -> str:
-        """The GPU translation unit, the kernel in ``namespace`` (name expression ``namespace::name<index_t>``)."""
+        """The GPU translation unit, its kernels in ``namespace``: the tile path's (``tile_names``) or the
+        element path's (``namespace::name<index_t>``)."""
+        return self._tile_source(namespace) if self.tiles else self._element_source(namespace)
+
+    def _tile_source(self, namespace: str) -> str:
+        """The tile path (kernels/elementwise_kernel.cuh): ``name_contig<P>`` and ``name<index_t, P>``."""
+        n, slots, name = len(self.params), self.slots, self.name
+        nin = len(slots) - 1
+        ctypes = [CTYPES[self.types[k]] for k in slots]
+        tlist = ", ".join(ctypes)
+        pre, refs, loads, stores = [], [], [], []
+        for k, (p, t, kind) in enumerate(zip(self.params, self.types, self.kinds)):
+            c = CTYPES[t]
+            const = "const " if p.is_const else ""
+            if kind == "scalar":
+                pre.append(f"  {const}{c} {p.name} = gb::from_bits<{c}>(_p.s.value[{k}]);")
+            elif kind == "raw":
+                pre.append(f"  const gb::EwkRaw<{c}> {p.name}{{({c}*)_p.s.ptr[{k}], (long long)_p.s.raw_size[{k}]}};")
+        for s_, k in enumerate(slots):
+            p, c = self.params[k], ctypes[s_]
+            const = "const " if p.is_const else ""
+            loads.append(f"      {c} _a{s_}[_E];")
+            loads.append(f"      _acc.template load<{s_}>(_a{s_});")
+            if k >= self.nin:
+                stores.append(f"      _acc.template store<{s_}>(_a{s_});")
+            refs.append(f"        {const}{c} &{p.name} = _a{s_}[_k];")
+
+        def tile(guard: str) -> list[str]:        # loads, the operation on each element, stores
+            return [*loads, "#pragma unroll", "      for (int _k = 0; _k < _E; ++_k) {", *guard,
+                    "        const long long i = (long long)_acc.linear(_k);", "        (void)i;", *refs,
+                    self._user("operation", ";"), "      }", *stores]
+        return "\n".join([
+            f"// gpubcast.ElementwiseKernel '{name}' for the GPU (generated: kernels/elementwise_kernel.cuh: tiles)",
+            '#include "elementwise_kernel.cuh"',
+            self._typedefs() + self._user("preamble"),
+            f"namespace {namespace} {{",
+            f"constexpr int {name}_lane_tiles = {self.lane_tiles()};",
+            f"template <class P = gb::DefaultPath> constexpr int {name}_contig_ept = "
+            f"gb::path_ept<P>(gb::contig_ept<{tlist}>());",
+            f"template <typename index_t, class P = gb::DefaultPath> constexpr int {name}_ept = "
+            f"gb::path_ept<P>(gb::general_ept<{tlist}>());",
+            "template <bool GENERAL, typename index_t, class P, class Params>",
+            f"__device__ __forceinline__ void {name}_tiles(const Params& _p) {{",
+            "  const gb::EwkIndexer _ind{_p.s.size};",
+            *pre,
+            "  {",
+            self._user("loop_prep", ";"),
+            "  auto _body = [&](const auto& _acc) {",
+            "    constexpr int _E = gb::EwkElements<decltype(_acc)>::value;",
+            "    if (_acc.t.count == _E) {             // a full tile: output loads the operation never reads are dead",
+            *tile([]),
+            "    } else {                               // a partial tile: the elements in range",
+            *tile(["        if (_k >= _acc.t.count) break;"]),
+            "    }",
+            "  };",
+            "  if constexpr (GENERAL) {",
+            f"    constexpr int _EPT = {name}_ept<index_t, P>, _LANE = {name}_lane_tiles * _EPT;",
+            f"    gb::for_each_tile<{nin}, _EPT, index_t, true, false, {nin + 1}, gb::path_chunk<P, _LANE, {tlist}>(), "
+            f"_LANE, P>(_p.g.h, _p.g.calc, true, _body);",
+            "  } else {",
+            f"    constexpr int _EPT = {name}_contig_ept<P>;",
+            "    const bool _consecutive = " + " && ".join(f"gb::vec_ok<{c}, _EPT>(_p.h, {s_})"
+                                                      for s_, c in enumerate(ctypes)) + ";",
+            f"    gb::for_each_tile<{nin}, _EPT, gb::u64, false, false, {nin + 1}, _EPT, _EPT, P>(_p.h, gb::NoCalc(), "
+            f"_consecutive, _body);",
+            "  }",
+            self._user("after_loop", ";"),
+            "  }",
+            "}",
+            "template <class P = gb::DefaultPath>",
+            f"__global__ void __launch_bounds__(P::THREADS) {name}_contig("
+            f"const __grid_constant__ gb::EwkContig<{nin}, {n}> _p) {{",
+            f"  {name}_tiles<false, gb::u64, P>(_p);",
+            "}",
+            "template <typename index_t, class P = gb::DefaultPath>",
+            f"__global__ void __launch_bounds__(P::THREADS) {name}("
+            f"const __grid_constant__ gb::EwkGeneral<{nin}, {n}, index_t> _p) {{",
+            f"  {name}_tiles<true, index_t, P>(_p);",
+            "}",
+            f"}}  // namespace {namespace}",
+            ""])
+
+    def _element_source(self, namespace: str) -> str:
+        """The element path (kernels/elementwise_kernel.cuh): ``name<index_t>``."""
         n = len(self.params)
         pre, elem = [], []
         for k, (p, t, kind) in enumerate(zip(self.params, self.types, self.kinds)):
@@ -217,45 +324,103 @@ def source_error(sig: Signature, where: str, log: str) -> KernelSourceError:
 # ---- GPU ---------------------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1024)
-def gpu_family(sig: Signature) -> tuple[str, tuple[str, str]]:
-    """(family, (u32 name expression, u64 name expression)) of ``sig``, registered with the sources."""
+def gpu_family(sig: Signature) -> tuple[str, tuple[str, ...]]:
+    """(family, name expressions) of ``sig``, registered with the sources: the tile path's (contiguous,
+    32-bit, 64-bit: ``tile_names``) or the element path's (32-bit, 64-bit)."""
     digest = hashlib.sha256("\0".join([sig.gpu_source(), *sig.options]).encode()).hexdigest()[:20]
-    family = f"ewk_{digest}"          # also the kernel's namespace: one name expression, one kernel
-    names = (f"{family}::{sig.name}<gb::u32>", f"{family}::{sig.name}<gb::u64>")
+    family = f"ewk_{digest}"          # also the kernels' namespace: one family, one signature
+    names = tile_names(family, sig) if sig.tiles else (f"{family}::{sig.name}<gb::u32>",
+                                                       f"{family}::{sig.name}<gb::u64>")
     sources.register(family, sig.gpu_source(family), names, sig.options)
     return family, names
 
 
-def gpu_params(n: int, bits: int, ptrs, values, raw_sizes, size: int, contig: int, general: int,
-               shape, strides) -> bytes:
-    """The bytes of ``gb::EwkParams<n, index_t>`` (index_t = u32 or u64 for ``bits``)."""
-    from .cuda import launch
-    head = struct.pack(f"<{n}Q{'16s' * n}{n}QQQQ", *ptrs, *values, *raw_sizes, size, contig, general)
-    calc = launch.pack_calc(tuple(shape), tuple(tuple(s) for s in strides), bits)
-    data = head + calc
-    return data + b"\0" * (-len(data) % 8)
+def tile_names(family: str, sig: Signature, path: catalog.Path = catalog.DEFAULT_PATH) -> tuple[str, str, str]:
+    """The tile path's name expressions on store ``path`` (kernels/indexing.cuh Path): the contiguous
+    kernel, the general kernels with 32- and 64-bit indices."""
+    p = "" if path.default else path.cxx()
+    return (f"{family}::{sig.name}_contig<{p}>", f"{family}::{sig.name}<gb::u32{', ' + p if p else ''}>",
+            f"{family}::{sig.name}<gb::u64{', ' + p if p else ''}>")
 
 
-def run_gpu(sig: Signature, bits: int, params: bytes, size: int, stream=None) -> None:
-    """Launch ``sig`` (index width ``bits``) with argument bytes ``params`` over ``size`` elements."""
+@dataclass(frozen=True)
+class GpuLaunch:
+    """One launch of a signature's kernel: its argument bytes and shape, and where a later call's
+    arrays and scalars go in the bytes (``device_launcher``)."""
+    family: str
+    name: str                   # name expression
+    params: bytes
+    grid: int
+    block: int
+    pointers: tuple             # (parameter, byte offset) of each pointer the call's arrays fill
+    values: tuple               # (parameter, byte offset, NumPy scalar type) of each scalar
+
+
+def gpu_launch(sig: Signature, bits: int, ptrs, values, raw_sizes, size: int, shape, strides,
+               path: catalog.Path = catalog.DEFAULT_PATH) -> GpuLaunch:
+    """The launch of ``sig`` over coalesced ``shape`` (``size`` elements; ``strides``: per parameter, in
+    elements, 0 for scalar and raw ones; index width ``bits``), parameters at ``ptrs`` / of ``values``
+    (bytes; b"" for arrays) / of ``raw_sizes`` elements.  Tile path: the array parameters are Head slots
+    (kernels/elementwise_kernel.cuh), classed here as ``launch.templates_for`` classes operands (CONTIG where
+    the strides are C-contiguous, an input of stride 0 everywhere SCALAR, else STRIDED), laid out by
+    ``launch.row_tiles`` (general kernels) with the elements per thread of ``catalog`` on ``path``."""
+    family, _ = gpu_family(sig)
+    n = len(sig.params)
+    pointers = tuple((k, 8 * k) for k, kind in enumerate(sig.kinds) if kind != "scalar")
+    scalars = tuple((k, 8 * n + 16 * k, np.dtype(t).type) for k, (kind, t) in enumerate(zip(sig.kinds, sig.types))
+                    if kind == "scalar")
+    contiguous = c_strides(shape)
+    if not sig.tiles:
+        if not path.default:
+            raise ValueError(f"ElementwiseKernel '{sig.name}' runs on its element path, which takes no store path")
+        contig = sum(1 << k for k, (kind, st) in enumerate(zip(sig.kinds, strides))
+                     if kind == "array" and tuple(st) == contiguous)
+        general = int(any(kind == "array" and tuple(st) != contiguous and any(st)
+                          for kind, st in zip(sig.kinds, strides)))
+        head = struct.pack(f"<{n}Q{'16s' * n}{n}QQQQ", *ptrs, *values, *raw_sizes, size, contig, general)
+        data = head + launch.pack_calc(tuple(shape), tuple(tuple(st) for st in strides), bits)
+        return GpuLaunch(family, gpu_family(sig)[1][0 if bits == 32 else 1], data + b"\0" * (-len(data) % 8),
+                         max(1, min(MAX_GRID, -(-size // BLOCK))), BLOCK, pointers, scalars)
+    slots = sig.slots
+    nin = len(slots) - 1
+    itemsizes = [np.dtype(sig.types[k]).itemsize for k in slots]
+    slot_strides = tuple(tuple(strides[k]) for k in slots)
+    classes = [launch.CONTIG if st == contiguous else
+               launch.SCALAR if k < sig.nin and not any(st) else launch.STRIDED for k, st in zip(slots, slot_strides)]
+    general = launch.STRIDED in classes
+    contig_name, name32, name64 = tile_names(family, sig, path)
+    prefix = struct.pack(f"<{n}Q{'16s' * n}{n}QQ", *ptrs, *values, *raw_sizes, size)
+    head = struct.Struct(f"<{nin + 1}Q{'16s' * (nin + 1)}Q4I")
+    words = sum(c << (2 * s_) for s_, c in enumerate(classes))
+    slot_ptrs = [ptrs[k] for k in slots]
+    if general:
+        tiles = launch.row_tiles(tuple(shape), slot_strides, bits, path.ept or catalog.general_ept(*itemsizes),
+                                 sig.lane_tiles(), itemsizes, True, path.chunk or 16)
+        calc = launch.pack_calc(tiles.shape, slot_strides, bits, tiles.steps, tiles.width)
+        calc += b"\0" * (launch.general_size(nin, bits) - head.size - len(calc))
+        data = prefix + head.pack(*slot_ptrs, *([b""] * (nin + 1)), tiles.size, words, tiles.flags, 0, 0) + calc
+        name, covered, ept = name32 if bits == 32 else name64, tiles.size, tiles.ept
+    else:
+        data = prefix + head.pack(*slot_ptrs, *([b""] * (nin + 1)), size, words, 0, 0, 0)
+        name, covered, ept = contig_name, size, path.ept or catalog.contig_ept(*itemsizes)
+    pointers += tuple((k, len(prefix) + 8 * s_) for s_, k in enumerate(slots))
+    return GpuLaunch(family, name, data + b"\0" * (-len(data) % 8),
+                     launch.blocks_for(covered, ept * path.span, path.threads), path.threads, pointers, scalars)
+
+
+def run_gpu(sig: Signature, lc: GpuLaunch, stream=None) -> None:
+    """Launch ``lc`` (a launch of ``sig``) on ``stream`` (None: the current one)."""
     from . import backends
     from .cuda import compiler
-    family, names = gpu_family(sig)
     try:
-        fn = backends.get("cuda").function(family, names[0 if bits == 32 else 1])
+        fn = backends.get("cuda").function(lc.family, lc.name)
     except compiler.CompileError as e:
         raise source_error(sig, "NVRTC", str(e)) from None
-    grid = grid_of(size)
-    arg = np.frombuffer(params, np.dtype((np.void, len(params))))
+    arg = np.frombuffer(lc.params, np.dtype((np.void, len(lc.params))))
     if stream is None:
-        fn((grid,), (BLOCK,), (arg,))
+        fn((lc.grid,), (lc.block,), (arg,))
     else:
-        fn((grid,), (BLOCK,), (arg,), stream=stream)
-
-
-def grid_of(size: int) -> int:
-    """The blocks of a launch over ``size`` elements (one element a thread, grid-stride beyond MAX_GRID)."""
-    return max(1, min(MAX_GRID, -(-size // BLOCK)))
+        fn((lc.grid,), (lc.block,), (arg,), stream=stream)
 
 
 # ---- CPU ---------------------------------------------------------------------------------------------
@@ -351,13 +516,12 @@ def host_launcher(sig: Signature, row_kinds: tuple, data: bytes, nin: int) -> La
     return Launcher(data, nin, pointers, values, lambda a: a.__array_interface__["data"][0], launch)
 
 
-def device_launcher(sig: Signature, bits: int, params: bytes, size: int, nin: int, pointer) -> Launcher:
-    """``run_gpu(sig, bits, ..., size)`` again (current stream), from the first call's ``params``."""
-    n = len(sig.kinds)
-    pointers, values = _slots(sig, 0, 8 * n)
-    family, names = gpu_family(sig)
-    return Launcher(params, nin, pointers, values, pointer, lambda data: run_gpu(sig, bits, data, size),
-                    (family, names[0 if bits == 32 else 1], grid_of(size)))
+def device_launcher(sig: Signature, lc: GpuLaunch, nin: int, pointer) -> Launcher:
+    """``run_gpu(sig, lc)`` again (current stream), the bytes of ``lc`` taking a later call's pointers and
+    scalars; ``device`` (family, name expression, grid, block) for the compiled launch path."""
+    return Launcher(lc.params, nin, lc.pointers, lc.values, pointer,
+                    lambda data: run_gpu(sig, dataclasses.replace(lc, params=data)),
+                    (lc.family, lc.name, lc.grid, lc.block))
 
 
 def run_cpu(sig: Signature, row_kinds: tuple, args: bytes) -> None:

@@ -27,6 +27,13 @@ Where it runs: CuPy arrays (or any CUDA array) on the GPU, the operation spliced
 in ``kernels/elementwise_host.h`` compiled by the system C++ compiler (``gpubcast.elementwise_build``);
 Dask arrays chunk by chunk (``gpubcast.dask_arrays``).  Supported types: bool, int8..uint64,
 float32, float64.
+
+On the GPU a kernel whose non-raw array parameters are all const inputs or outputs (no ``_non_const``
+array input) runs on the built-in ops' access paths (``elementwise_build``, the header's tile path):
+vector loads and stores where operands are contiguous and aligned, several elements a thread with
+every load issued before the operation, lane chunks where the rows allow them.  An output is read
+only where the operation reads it before writing it (``y += x``) or writes it only sometimes; such
+elements keep their values, as in CuPy.  Other kernels run one element a thread.
 """
 
 from __future__ import annotations
@@ -331,7 +338,8 @@ class ElementwiseKernel:
     # ---- execution ----------------------------------------------------------------------------------
     def signature(self, types, placeholders, kinds) -> build.Signature:
         return build.Signature(self.name, self.params, tuple(types), tuple(kinds), tuple(placeholders),
-                               self.preamble, self.loop_prep, self.operation, self.after_loop, self.options)
+                               self.preamble, self.loop_prep, self.operation, self.after_loop, self.options,
+                               self.nin)
 
     def _run(self, ins, outs, types, placeholders, out_shape, strides, n, gpu, stream, xp):
         args = list(ins) + list(outs)
@@ -374,16 +382,9 @@ class ElementwiseKernel:
                              f"cannot be merged; the GPU path takes at most {build.MAX_GPU_DIMS}")
         reach = max([n] + [sum((d - 1) * abs(s) for d, s in zip(shape, st)) for st in csets])
         bits = 32 if reach <= INT32_LIMIT else 64
-        contiguous = c_strides(shape)
-        contig = general = 0
-        for k, (kind, st) in enumerate(zip(kinds, csets)):
-            if kind == "array" and tuple(st) == contiguous:
-                contig |= 1 << k
-            elif kind == "array" and any(st):
-                general = 1
-        params = build.gpu_params(len(kinds), bits, ptrs, values, raw_sizes, n, contig, general, shape, csets)
-        build.run_gpu(sig, bits, params, n, stream)
-        return build.device_launcher(sig, bits, params, n, self.nin, lambda a: _pointer(a, True))
+        lc = build.gpu_launch(sig, bits, ptrs, values, raw_sizes, n, shape, csets)
+        build.run_gpu(sig, lc, stream)
+        return build.device_launcher(sig, lc, self.nin, lambda a: _pointer(a, True))
 
     def _run_cpu(self, sig, kinds, ptrs, values, raw_sizes, n, shape, csets):
         row_kinds = tuple(None if kind != "array" else {0: 0, 1: 1}.get(st[-1], 2)
@@ -441,11 +442,11 @@ def _hot_runner(launcher, allocate, xp):
 def _register_device(table, args, *, launcher, allocate) -> bool:
     """The compiled launch path's entry of a GPU call on ``args`` (outputs allocated where
     ``allocate``): the launcher's parameter bytes with its pointer and value slots."""
-    family, name, grid = launcher.device
+    family, name, grid, block = launcher.device
     scalars = {k: np.dtype(cast) for k, _, cast in launcher.values}
     slots = [scalars.get(k) for k in range(len(args))]
     allocs = [] if allocate is None else [(allocate[0], t) for t in allocate[1]]
-    launch = (family, name, grid, build.BLOCK, bytes(launcher.template),
+    launch = (family, name, grid, block, bytes(launcher.template),
               tuple((k, off, 0) for k, off in launcher.pointers), tuple((k, off) for k, off, _ in launcher.values))
     return compiled_launch.register_kernel(table, args, backends.get("cuda"), slots, allocs, launcher.nin, (launch,),
                                            launcher)

@@ -115,8 +115,13 @@ def check(arches, families=None, *, fast=False, emit=None, jobs=2, out=print) ->
     return 1 if failures else 0
 
 
-def _warm_task(family, name, arch):
-    from .cuda import compiler
+def compile_into_cache(family, name, arch, entry=None):
+    """Kernel ``name`` of ``family`` for ``arch`` into the runtime (disk) cache, as a GPU compiles it on first
+    use (a worker process's task: ``entry``, a generated family's ``sources.generated_entry``, registers it
+    here first); (family, NVRTC's error or "", seconds)."""
+    from .cuda import compiler, sources
+    if entry is not None:
+        sources.adopt(family, entry)
     t0 = time.perf_counter()
     try:
         compiler.cached_kernel(family, name, arch)
@@ -143,7 +148,7 @@ def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
     t0 = time.perf_counter()
     counts: dict = {}
     errors = []
-    for family, error, _ in _map(_warm_task, tasks, jobs):
+    for family, error, _ in _map(compile_into_cache, tasks, jobs):
         counts.setdefault(family, [0, 0])[1 if error else 0] += 1
         if error:
             errors.append(error)
@@ -194,6 +199,11 @@ def model(out=print) -> int:
                                 if hardware else ""))
         out("")
         out(mdl.table(mdl.predict_all(dtype.name), hardware))
+    out("")
+    out("User kernels (gpubcast.ElementwiseKernel) beside the built-in binary kernel on the same shapes, float32: "
+        "one block in the middle of each launch run by the SASS interpreter (sm_90), per output element:")
+    out("")
+    out(mdl.block_table(mdl.user_kernel_rows()))
     return 0
 
 

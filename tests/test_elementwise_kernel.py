@@ -240,11 +240,18 @@ def test_generated_kernels_compile_with_nvrtc_for_sm80_and_sm90():
     k = gb.ElementwiseKernel("T x, raw T y, float32 s", "T z", "z = x * s + y[i % y.size()]", "nvrtc_check")
     sig = k.signature((f32,) * 4, (("T", f32),), ("array", "raw", "scalar", "array"))
     family, names = build.gpu_family(sig)
-    assert names == (f"{family}::nvrtc_check<gb::u32>", f"{family}::nvrtc_check<gb::u64>")
+    assert sig.tiles and names == (f"{family}::nvrtc_check_contig<>", f"{family}::nvrtc_check<gb::u32>",
+                                   f"{family}::nvrtc_check<gb::u64>")
+    nc = gb.ElementwiseKernel("_non_const T x", "T z", "z = x; x = 0", "nvrtc_element")   # writes an input
+    nc_sig = nc.signature((f32,) * 2, (("T", f32),), ("array", "array"))
+    nc_family, nc_names = build.gpu_family(nc_sig)
+    assert not nc_sig.tiles and nc_names == (f"{nc_family}::nvrtc_element<gb::u32>",
+                                             f"{nc_family}::nvrtc_element<gb::u64>")
     for arch in ("sm_80", "sm_90"):
-        compiled = compiler.compile_family(family, names, arch)
-        assert compiled.binary[:4] == b"\x7fELF" and set(compiled.lowered) == set(names)
-        assert "error" not in compiled.log
+        for fam, ns in ((family, names), (nc_family, nc_names)):
+            compiled = compiler.compile_family(fam, ns, arch)
+            assert compiled.binary[:4] == b"\x7fELF" and set(compiled.lowered) == set(ns)
+            assert "error" not in compiled.log
 
 
 # ---- errors ---------------------------------------------------------------------------------------
@@ -373,6 +380,156 @@ def test_parallel_chunks_cover_every_element():
     k = gb.ElementwiseKernel("T x", "T y", "y = x + (T)i", "big")
     x = np.zeros((3, 70001), np.int64)[:, ::2]                             # 3 rows, split across threads
     np.testing.assert_array_equal(k(x), np.arange(x.size).reshape(x.shape))
+
+
+# ---- the tile path: the built-in kernels' access paths, every layout --------------------------------
+
+def _index(shape):
+    return np.arange(int(np.prod(shape))).reshape(shape)
+
+
+def _tile_cases():
+    """(name, kernel declaration, arguments (NumPy), reference, the kernel that must run on the virtual
+    device: contig | u32 | u64 | element), every value computed by NumPy."""
+    rng = np.random.default_rng(5)
+    f = lambda *s: (rng.standard_normal(s) * 4).astype(np.float32)
+    axpb = AXPB
+    x512, a, b = f(2, 3, 16, 32), f(1, 3, 1, 1), f(1, 3, 1, 1)       # rows of 512: lane chunks
+    x56, w = f(2, 3, 8, 56), f(3, 56)                                   # rows of 56: padded rows
+    xs = f(40, 33)
+    d = (rng.standard_normal((6, 70)) * 9).astype(np.float64)
+    cases = [
+        ("contiguous", axpb, (f(70), f(70), f(70)), None, "contig"),
+        ("scalar broadcast", axpb, (f(1), f(67), f(1)), None, "contig"),
+        ("misaligned", axpb, (f(101)[1:], f(101)[1:], f(101)[1:]), None, "contig"),
+        ("lane chunks", axpb, (a, x512, b), None, "u32"),
+        ("padded rows", ("T x, T w", "T z", "z = x * w + (T)(i % 9)", "padded"),
+         (x56, w[None, :, None, :]), x56 * w[None, :, None, :] + (_index(x56.shape) % 9).astype(np.float32), "u32"),
+        ("rows crossing tiles", axpb, (f(3, 1, 1), f(2, 3, 4, 5), f(5)), None, "u32"),
+        ("transposed and reversed", axpb, (xs.T, xs[::-1].T.copy(), xs.T[:, ::-1]), None, "u32"),
+        ("float64, 8-byte lanes", ("T x, T y", "T z", "z = x - y * (T)3", "f64"), (d, d[:1]), d - d[:1] * 3, "u32"),
+        ("int8 and bool", ("int8 x, bool c", "int8 z", "z = c ? x : (signed char)(-x)", "i8"),
+         (np.arange(-60, 60, dtype=np.int8).reshape(4, 30), np.arange(30) % 3 == 0),
+         np.where(np.arange(30) % 3 == 0, np.arange(-60, 60, dtype=np.int8).reshape(4, 30),
+                  -np.arange(-60, 60, dtype=np.int8).reshape(4, 30)), "u32"),
+        ("i, _ind and raw", ("T x, T a, raw T r", "T z",
+                             "z = x * a + r[(i + 1) % r.size()] + (T)(i % 7) + (T)_ind.size()", "indexed"),
+         (x512, a, f(10)), None, "u32"),
+        ("four slots, two outputs", ("T x, T y, T q", "T s, T t", "s = x + y * q; t = x - q", "two_out"),
+         (f(5, 64), f(64), f(5, 1)), None, "u32"),
+        ("continue", ("T x", "T y", "if (x < (T)0) continue;\ny = x * (T)2;", "skip"), (f(9, 33),), None, "contig"),
+    ]
+    refs = {"contiguous": lambda a, x, b: a * x + b, "scalar broadcast": lambda a, x, b: a * x + b,
+            "misaligned": lambda a, x, b: a * x + b, "lane chunks": lambda a, x, b: a * x + b,
+            "rows crossing tiles": lambda a, x, b: a * x + b, "transposed and reversed": lambda a, x, b: a * x + b,
+            "i, _ind and raw": lambda x, a, r: x * a + r[(_index(x.shape) + 1) % r.size]
+            + (_index(x.shape) % 7).astype(np.float32) + np.float32(x.size),
+            "four slots, two outputs": lambda x, y, q: (x + y * q, x - q),
+            "continue": lambda x: np.where(x < 0, np.float32(-1), x * 2)}
+    return [(name, decl, args, ref if ref is not None else refs[name](*args), kind)
+            for name, decl, args, ref, kind in cases]
+
+
+TILE_CASES = _tile_cases()
+
+
+@pytest.mark.parametrize("case", TILE_CASES, ids=[c[0] for c in TILE_CASES])
+def test_tile_path_layouts_against_numpy(case, xp):
+    """Every layout the tile path lays out differently gives NumPy's values, on the kernel it must run."""
+    name, decl, args, ref, kind = case
+    k = gb.ElementwiseKernel(*decl)
+    if name == "continue":                                                  # skipped elements keep the output's
+        out = xp.asarray(np.full(args[0].shape, -1, np.float32))
+        got = k(*(xp.asarray(a) for a in args), out)
+    else:
+        got = k(*(xp.asarray(a) if a.ndim and a.strides[-1] > 0 and a.flags.c_contiguous else a for a in args)) \
+            if xp is np else k(*(_device_view(xp, a) for a in args))
+    for g, r in zip(got if isinstance(got, tuple) else (got,), ref if isinstance(ref, tuple) else (ref,)):
+        np.testing.assert_array_equal(host(g), r)
+    if hasattr(xp, "launches"):                                             # the virtual device: which kernel ran
+        launched = xp.launches[-1][0]
+        assert launched.endswith({"contig": "_contig<>", "u32": "<gb::u32>"}[kind]), launched
+
+
+def _device_view(cp, a):
+    """``a`` on the device with the same strides (a view of a copy of its base), offset and all."""
+    if a.flags.c_contiguous:
+        return cp.asarray(a)
+    base = a.base if a.base is not None else a
+    while base.base is not None:
+        base = base.base
+    dev = cp.asarray(np.ascontiguousarray(base))
+    start = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // a.itemsize
+    flat = dev.reshape(-1)[start:] if start else dev.reshape(-1)
+    return cp.lib.stride_tricks.as_strided(flat, a.shape, a.strides)
+
+
+def test_tile_path_writes_what_the_operation_writes(xp):
+    """An output the operation reads (in place) or writes sometimes keeps its values: the tile path loads it."""
+    acc = gb.ElementwiseKernel("T x", "T y", "y += x", "acc_rows")
+    y0 = np.arange(5 * 64, dtype=np.float32).reshape(5, 64)
+    y = xp.asarray(y0.copy())
+    acc(xp.asarray(np.ones(64, np.float32)), y)
+    np.testing.assert_array_equal(host(y), y0 + 1)
+    some = gb.ElementwiseKernel("T x", "T y", "if (x > (T)0) y = x;", "some")
+    x = np.sin(np.arange(5 * 64, dtype=np.float32)).reshape(5, 64)
+    y = xp.asarray(y0.copy())
+    some(xp.asarray(x), y)
+    np.testing.assert_array_equal(host(y), np.where(x > 0, x, y0))
+
+
+def test_tile_path_64_bit_indices_and_non_const_inputs(cupy, monkeypatch):
+    k = gb.ElementwiseKernel("T x, T w", "T z", "z = x * w + (T)(i % 9)", "wide_tiles")
+    x, w = _f32(2, 3, 8, 56), _f32(3, 1, 56)
+    monkeypatch.setattr(ewk, "INT32_LIMIT", 10)                            # the 64-bit path
+    np.testing.assert_array_equal(host(k(cupy.asarray(x), cupy.asarray(w))),
+                                  x * w + (_index(x.shape) % 9).astype(np.float32))
+    if hasattr(cupy, "launches"):
+        assert cupy.launches[-1][0].endswith("wide_tiles<gb::u64>")
+    swap = gb.ElementwiseKernel("_non_const T x", "T y", "y = x; x = (T)i", "swap_in")    # writes an input
+    xd = cupy.asarray(x)
+    y = swap(xd)
+    np.testing.assert_array_equal(host(y), x)
+    np.testing.assert_array_equal(host(xd), _index(x.shape).astype(np.float32))
+    if hasattr(cupy, "launches"):
+        assert cupy.launches[-1][0].endswith("swap_in<gb::u64>")        # the element path: no _contig kernel
+
+
+def _layout(decl, shapes, strides_of=None, itemsize=4, bits=32):
+    """``build.gpu_launch`` of kernel ``decl`` on float32 arrays of ``shapes`` (C-contiguous unless
+    ``strides_of`` gives element strides), the loop shape coalesced as the call does."""
+    from gpubcast.plan import c_strides, coalesce, plan as make_plan
+    k = gb.ElementwiseKernel(*decl)
+    t = np.dtype(f"f{itemsize}")
+    arrays = [np.empty(s, t) for s in shapes]
+    p = make_plan(*arrays)
+    out = tuple(p.out_shape)
+    sets = [tuple(st) for st in p.strides] + [c_strides(out)] * k.nout
+    shape, csets, _ = coalesce(out, sets, c_strides(out))
+    sig = k.signature((t,) * k.nargs, (("T", t),), ("array",) * k.nargs)
+    n = int(np.prod(out))
+    return build.gpu_launch(sig, bits, [0] * k.nargs, [b""] * k.nargs, [0] * k.nargs, n, shape, csets)
+
+
+def _flags(lc, nargs):
+    """Head::flags of a tile launch ``lc`` of a kernel of ``nargs`` array parameters."""
+    head = 8 * nargs + 16 * nargs + 8 * nargs + 8                          # EwkScalars
+    return int.from_bytes(lc.params[head + 24 * nargs + 12:head + 24 * nargs + 16], "little")
+
+
+def test_tile_path_lays_out_as_the_built_in_kernels():
+    """The host gives a user kernel the layout launch.py gives the built-in kernels of its operands."""
+    from gpubcast.cuda import launch
+    lanes = _layout(AXPB, [(1, 3, 1, 1), (2, 3, 16, 32), (1, 3, 1, 1)])
+    assert lanes.name.endswith("axpb<gb::u32>") and _flags(lanes, 4) == launch.LANE_CHUNKS
+    assert lanes.grid == -(-2 * 3 * 512 // (256 * 8))                      # 8 elements a lane (4 slots: 1 lane tile)
+    ax = _layout(("T a, T x", "T z", "z = a * x", "ax"), [(3, 1, 56), (2, 3, 8, 56)])
+    assert _flags(ax, 3) == launch.LANE_CHUNKS | launch.PADDED_ROWS        # rows of 56 padded to 64
+    assert ax.grid == -(-2 * 3 * 8 * 64 // (256 * 16))
+    same = _layout(AXPB, [(4096,)] * 3)
+    assert same.name.endswith("axpb_contig<>") and same.grid == 4096 // (256 * 4)
+    nchw = _layout(AXPB, [(1, 64, 1, 1), (384, 64, 56, 56), (1, 64, 1, 1)])   # the benchmark's axpb
+    assert _flags(nchw, 4) == 0 and nchw.grid == 384 * 64 * 56 * 56 // (256 * 8)
 
 
 # ---- Dask -----------------------------------------------------------------------------------------

@@ -75,3 +75,31 @@ def test_sources_inline_headers_so_the_cache_key_sees_them():
     assert '#include "' not in text and "struct OffsetCalc" in text and "GB_FN T floor_divide" in text
     assert sources.source_hash("binary") != sources.source_hash("copy")
     assert (sources.cuda_include_dir() / "cuda_fp16.h").is_file()
+
+
+def test_store_path_variants_compile_and_store_as_they_say():
+    """bench/write_only.py's store paths (kernels/indexing.cuh Path) compile for sm_80 and sm_90 in every family
+    that takes them, and their row tiles store as named (sm_90 SASS): streaming stores (STG.E.EF), 8-byte
+    pieces, and a block size that NVRTC records (.maxntid); the default path names the catalog's kernels."""
+    from gpubcast.devtools import resources
+    f4 = np.dtype("f4")
+    families = {"binary": catalog.kernels_for(ops.get("add"), (f4, f4), f4),
+                "ternary": catalog.kernels_for(ops.get("where"), (np.dtype("?"), f4, f4), f4),
+                "copy": catalog.kernels_for(ops.get("copy"), (f4,), f4)}
+    assert all(k.on(catalog.Path()).names() == k.names() for k in families.values())
+    paths = [catalog.Path(stream=True, span=4), catalog.Path(store=8, chunk=8, threads=512, ept=16)]
+    for k in families.values():
+        names = [n for p in paths for n in k.on(p).names()]
+        for arch in ("sm_80", "sm_90"):
+            compiled = compiler.compile_family(k.family, names, arch)
+            assert compiled.binary[:4] == b"\x7fELF" and "error" not in compiled.log
+    with pytest.raises(ValueError, match="unary kernels take no store path"):
+        catalog.kernels_for(ops.get("negative"), (f4,), f4).on(paths[0])
+    if resources.unavailable():
+        return
+    stores = {p: set(re.findall(r"\bSTG\S*", resources.listings("copy", families["copy"].on(p).name(32), "sm_90")[4]))
+              for p in (catalog.Path(), *paths)}
+    assert "STG.E.EF.128" in stores[paths[0]] and not any(".EF" in s for s in stores[catalog.Path()])
+    assert "STG.E.64" in stores[paths[1]] and "STG.E.64" not in stores[catalog.Path()]
+    ptx = compiler.compile_family("copy", [families["copy"].on(paths[1]).name(32)], "compute_90").binary
+    assert re.search(rb"\.maxntid 512, 1, 1", ptx)

@@ -19,6 +19,7 @@ import gpubcast as gb
 from gpubcast import dtypes as _dt
 from gpubcast import ops
 from gpubcast.cuda import launch
+from gpubcast.cuda.catalog import Path
 from gpubcast.cuda.sources import FAMILIES
 from gpubcast.devtools import checks, emulate
 from gpubcast.dispatch import apply
@@ -680,3 +681,64 @@ def test_lane_chunks_every_operand_kind(shape, dtype, backends):
         # warp's rows only at 4 elements a lane (8-byte elements in where, sum)
         lanes = dt.itemsize >= 2 and (shape != (5, 4, 32) or dt.itemsize == 8)
         assert (True in took) == lanes, took
+
+
+# ---- store paths (kernels/indexing.cuh Path): bench/write_only.py's variants write the same values ----
+
+STORE_PATHS = [Path(stream=True, store=8, span=3), Path(threads=128, span=2, ept=4),
+               Path(threads=512, chunk=8, store=8, ept=16), Path(store=4, chunk=4)]
+
+
+class PathBackend(emulate.EmulatedBackend):
+    """The emulated kernels on store path ``path``: the launch templates of that path (``launch.templates_for``),
+    run with ``path.threads`` threads a block and ``grid`` blocks (None: the template's)."""
+
+    def __init__(self, emulator, path, grid=None, index64=False):
+        super().__init__(emulator, grid)
+        self.path, self.index64, self.name = path, index64, "cuda-emulated-path"
+
+    def execute(self, op, p, inputs, out):
+        import dataclasses
+        if self.index64:
+            p = dataclasses.replace(p, index_bits=64)
+        operands = [emulate.operand(x) for x in inputs]
+        host = tuple(o.value is not None for o in operands)
+        for t in launch.templates_for(op.name, p, tuple(x.dtype for x in inputs), out.dtype, host, self.path):
+            params = launch.pack(t, [emulate.operand(out, output=True), *operands], FAMILIES[t.family].nin)
+            self.launches.append(t.name)
+            self.emulator.run_raw(t.name, params, self.grid or t.grid, self.path.threads, (7, 1, 1, 0))
+
+
+@pytest.fixture(scope="module")
+def path_emulator():
+    from gpubcast.cuda import catalog
+    kernels = [catalog.kernels_for(ops.get(op), dts, dts[-1]).on(path) for path in STORE_PATHS
+               for dt in (np.dtype(np.float64), np.dtype(np.int16))
+               for op, dts in (("add", (dt, dt)), ("copy", (dt,)), ("where", (np.dtype(bool), dt, dt)))]
+    return emulate.Emulator(kernels)
+
+
+@pytest.mark.parametrize("path", STORE_PATHS, ids=lambda p: p.label().replace(" ", "-"))
+def test_store_paths_write_the_values_of_the_default_path(path, path_emulator):
+    """Every store path writes NumPy's values over the layouts that take its code: contiguous (vector and
+    misaligned), lane chunks, padded rows, rows crossing tiles, transposed (shared tiles on 256 threads,
+    row tiles else), 64-bit indices, and grids smaller than the tiles (SPAN tiles a block, then strides)."""
+    rng = np.random.default_rng(11)
+    for dt in (np.dtype(np.float64), np.dtype(np.int16)):
+        for grid, index64 in ((None, False), (1, False), (3, False), (None, True)):
+            be = PathBackend(path_emulator, path, grid, index64)
+            with emulate.registered(be):
+                for shape in ((9, 512), (9, 8, 56), (5, 4, 30), (1001,), (40, 48)):
+                    x = checks.values(rng, dt, shape)
+                    others = [checks.values(rng, dt, shape[-1:]), checks.values(rng, dt, shape[:-1] + (1,)),
+                              checks.values(rng, dt, (shape[-1] + 1,))[1:], x[..., ::-1]]
+                    if len(shape) == 2:
+                        others.append(np.ascontiguousarray(x.T).T)            # transposed
+                    for y in others:
+                        _same("add", gb.add(x, y, backend=be.name), gb.add(x, y, backend="numpy"), dt)
+                        cond = rng.random(shape[-1:]) < 0.5
+                        _same("where", gb.where(cond, x, y, backend=be.name), np.where(cond, x, y), dt)
+                    for y in others[:2]:
+                        assert np.array_equal(gb.broadcast_to(y, shape, backend=be.name), np.broadcast_to(y, shape),
+                                              equal_nan=True)
+            assert be.launches and all(path.cxx() in name for name in be.launches), be.launches[:3]

@@ -207,8 +207,9 @@ def test_cli_prints_the_model():
     assert kernels_cli.model(out=lines.append) == 0
     assert lines[0].startswith("A static model, not a measurement")
     rows = [line for line in "\n".join(lines).splitlines() if line.startswith("| ")]
-    assert len(rows) == 2 * (len(model.patterns()) + 1) and rows[1].startswith("| same | add f32 contig |")
+    assert len(rows) == 2 * (len(model.patterns()) + 1) + 5 and rows[1].startswith("| same | add f32 contig |")
     assert rows[len(model.patterns()) + 2].startswith("| same | add f64 contig |")
+    assert rows[-5].startswith("| kernel | run |") and rows[-2].startswith("| axpb (user kernel, tile path) |")
 
 
 @needs_tools

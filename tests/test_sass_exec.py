@@ -162,3 +162,39 @@ def test_a_fold_keeps_one_input_in_flight_and_a_binary_kernel_both():
     assert row.inflight_bytes == 2 * row.ept * 4
     s = model.predict("sum4", "float32")
     assert s.inflight_bytes == (s.ept * 4 + 4) * model.working_lanes("sum4", "float32") / 32
+
+
+def test_traffic_counts_lines_sectors_and_fill_per_warp_request():
+    """One warp's request: 32 lanes x 16 bytes 32 bytes apart (a consecutive row tile's first vector) touch 8
+    lines and 32 sectors, each half used; the same bytes 16 apart (lane chunks) 4 lines, sectors full."""
+    def warp(step, width=16, store=True):
+        threads = []
+        for lane in range(32):
+            t = sx.Thread(0, lane)
+            t.accesses.append((0x40, 1, 0x1000 + lane * step, width, store))
+            threads.append(t)
+        return threads
+    spread = sx.traffic(warp(32), True)
+    assert (spread.requests, spread.lines, spread.sectors, spread.bytes) == (1, 8, 32, 512)
+    assert spread.sector_fill == 0.5
+    dense = sx.traffic(warp(16), True)
+    assert (dense.lines, dense.sectors, dense.sector_fill) == (4, 16, 1.0)
+    assert sx.traffic(warp(16), False).requests == 0                        # stores only, not loads
+    assert sx.traffic(warp(16), True, (0x1000, 0x1100)).bytes == 256         # within a buffer's bytes
+    second = warp(16)
+    for t in second:                                                         # the instruction's second run
+        t.accesses.append((0x40, 2, t.accesses[0][2] + 512, 16, True))
+    assert sx.traffic(second, True).requests == 2 and sx.traffic(second, True).lines == 8
+
+
+@needs_tools
+def test_user_kernels_run_the_built_in_kernels_paths():
+    """ElementwiseKernel's tile path on the benchmark's shapes: a user kernel with the built-in add's operands
+    executes the built-in's instructions per element (+1: its per-tile branch) and looks up the same L1 lines;
+    axpb never reads its output (the loads of it are dead code); the element path ran 4x the instructions."""
+    rows = {r.label.split(" (")[0] + (" element" if "element" in r.label else ""): r for r in model.user_kernel_rows()}
+    builtin, user = rows["add nchw"], rows["z = x + a"]
+    assert builtin.instr_per_elem <= user.instr_per_elem <= builtin.instr_per_elem + 1
+    assert user.l1_lines_per_elem == builtin.l1_lines_per_elem and user.elements == builtin.elements
+    assert rows["axpb"].output_load_bytes == 0 and rows["axpb"].l1_lines_per_elem < 1.05 * builtin.l1_lines_per_elem
+    assert rows["axpb"].instr_per_elem < builtin.instr_per_elem + 8 < rows["axpb element"].instr_per_elem / 3

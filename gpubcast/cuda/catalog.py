@@ -13,10 +13,16 @@ Every op of the registry (``gpubcast.ops``) maps to one kernel family:
 and each (op, types) has three kernels: ``*_contig`` (no strided operand), ``*_general``
 with 32-bit indices and with 64-bit indices.  ``every_instantiation()`` lists what the
 dispatcher can ever request, for ``python -m gpubcast kernels --check``.
+
+Every kernel of binary, ternary and copy also exists on other store paths (``Path``:
+kernels/indexing.cuh Path -- store width, streaming stores, tile order, block size, elements per
+thread): ``Kernels.on(path)`` names them.  The dispatcher requests the default path only; the
+others are the variants ``bench/write_only.py`` measures on a GPU.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from dataclasses import dataclass
@@ -52,6 +58,49 @@ MAX_VARIADIC = FAMILIES["variadic"].nin   # inputs one variadic launch takes
 FEW_VARIADIC = 4                   # kernels/variadic.cu FEW_VARIADIC: launches of at most this many inputs take
                                    # variadic_general_ept; more inputs GENERAL_EPT
 INDEX_TYPES = {32: "gb::u32", 64: "gb::u64"}
+BLOCK = 256                        # kernels/indexing.cuh BLOCK
+#: the families whose kernels take a store path (kernels/indexing.cuh Path), and the generated
+#: ElementwiseKernel families (gpubcast.elementwise_build)
+PATH_FAMILIES = ("binary", "ternary", "copy")
+
+
+@dataclass(frozen=True)
+class Path:
+    """A kernel's store path and tile order (kernels/indexing.cuh ``Path``); ``Path()`` is
+    ``DefaultPath``, what the runtime launches."""
+    store: int = 16          # bytes a store instruction writes at most: 4, 8 or 16
+    stream: bool = False     # streaming stores (st.global.cs)
+    span: int = 1            # consecutive tiles a block takes before it strides by the grid
+    threads: int = BLOCK     # threads per block (the launch's blockDim.x)
+    ept: int = 0             # elements per thread (0: the kernel's own)
+    chunk: int = 0           # bytes of a lane chunk (LANE_CHUNKS; 0: 16)
+
+    def __post_init__(self):
+        if self.store not in (4, 8, 16):
+            raise ValueError(f"a store path writes 4, 8 or 16 bytes a store, not {self.store}")
+        if self.chunk not in (0, 4, 8, 16):
+            raise ValueError(f"a store path's lane chunks are 4, 8 or 16 bytes (0: 16), not {self.chunk}")
+        if self.span < 1 or self.threads % 32 or not 32 <= self.threads <= 1024 or self.ept < 0:
+            raise ValueError(f"bad store path {self}: span >= 1, threads a multiple of 32 up to 1024, ept >= 0")
+
+    @property
+    def default(self) -> bool:
+        return self == DEFAULT_PATH
+
+    def cxx(self) -> str:
+        """The C++ type, ``gb::Path<...>``."""
+        return (f"gb::Path<{self.store}, {'true' if self.stream else 'false'}, {self.span}, {self.threads}, "
+                f"{self.ept}, {self.chunk}>")
+
+    def label(self) -> str:
+        """A short name: ``default``, or what differs from it (``store8 stream span4 t128 ept16 chunk8``)."""
+        parts = [f"store{self.store}" if self.store != 16 else "", "stream" if self.stream else "",
+                 f"span{self.span}" if self.span != 1 else "", f"t{self.threads}" if self.threads != BLOCK else "",
+                 f"ept{self.ept}" if self.ept else "", f"chunk{self.chunk}" if self.chunk else ""]
+        return " ".join(p for p in parts if p) or "default"
+
+
+DEFAULT_PATH = Path()
 
 
 def cxx_type(dtype) -> str:
@@ -84,10 +133,11 @@ def general_ept(*itemsizes: int) -> int:
     return 8 if max(itemsizes) <= 4 else 4
 
 
-def lane_chunk(ept: int, *itemsizes: int) -> int:
-    """Elements of a lane chunk of a general kernel of ``ept`` over elements of ``itemsizes``: 16 bytes
-    of the widest, at most ``ept`` (kernels/indexing.cuh lane_chunk)."""
-    return min(ept, 16 // max(itemsizes))
+def lane_chunk(ept: int, *itemsizes: int, nbytes: int = 16) -> int:
+    """Elements of a lane chunk of a general kernel of ``ept`` over elements of ``itemsizes``: ``nbytes``
+    (16, or a store path's chunk) of the widest, at least one, at most ``ept`` (kernels/indexing.cuh
+    lane_chunk, path_chunk)."""
+    return min(ept, max(1, nbytes // max(itemsizes)))
 
 
 def variadic_general_ept(itemsize: int) -> int:
@@ -109,17 +159,27 @@ class Kernels:
     # where (4 operands at 16 elements: 72 registers, occupancy 3/8) and the variadic kernel's non-folds
     # (Axpby, the parametric activations: all inputs held at once, 116-248 registers at 2, f16 Axpby spills)
     lane_tiles: int = 2
+    path: Path = DEFAULT_PATH  # the store path (kernels/indexing.cuh Path): the default but for ``on``
 
     def name(self, index_bits: int | None) -> str:
         """The name expression: contiguous kernel (None) or general with 32/64-bit indices."""
+        extra = "" if self.path.default else f", {self.path.cxx()}"
         if index_bits is None:
-            return f"gb::{self.family}_contig<{self.targs}>"
-        return f"gb::{self.family}_general<{self.targs}, {INDEX_TYPES[index_bits]}>"
+            return f"gb::{self.family}_contig<{self.targs}{extra}>"
+        return f"gb::{self.family}_general<{self.targs}, {INDEX_TYPES[index_bits]}{extra}>"
 
     def ept(self, index_bits: int | None) -> int:
+        if self.path.ept:
+            return self.path.ept
         if index_bits is None:
             return self.contig_ept
         return self.general64_ept if index_bits == 64 and self.general64_ept else self.general_ept
+
+    def on(self, path: Path) -> Kernels:
+        """These kernels on store path ``path`` (binary, ternary and copy only)."""
+        if self.family not in PATH_FAMILIES:
+            raise ValueError(f"{self.family} kernels take no store path (those of {', '.join(PATH_FAMILIES)} do)")
+        return dataclasses.replace(self, path=path)
 
     def names(self) -> tuple[str, str, str]:
         return self.name(None), self.name(32), self.name(64)

@@ -49,11 +49,12 @@ MAX_PROGRAMS = 1024
 
 @dataclass(frozen=True)
 class FusedKernels:
-    """The kernels of one program (``launch`` reads family, name and ept, like ``catalog.Kernels``)."""
+    """The kernels of one program (``launch`` reads family, name, ept and path, like ``catalog.Kernels``)."""
     family: str
     contig_ept: int
     general_ept: int            # 32-bit indices
     general64_ept: int          # 64-bit indices
+    path: catalog.Path = catalog.DEFAULT_PATH   # the default store path only (kernels/indexing.cuh Path)
 
     def name(self, index_bits: int | None) -> str:
         if index_bits is None:

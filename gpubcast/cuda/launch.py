@@ -160,12 +160,16 @@ def operand_classes(p, host_values) -> list:
 
 
 @functools.lru_cache(maxsize=4096)
-def templates_for(op_name, p, in_dtypes, out_dtype, host_values) -> tuple:
+def templates_for(op_name, p, in_dtypes, out_dtype, host_values, path: catalog.Path = catalog.DEFAULT_PATH) -> tuple:
     """The launch templates of ``op_name`` over plan ``p`` (``host_values``: per input, whether it is a
-    host scalar): the kernels ``launches`` fills with an actual call's addresses."""
+    host scalar): the kernels ``launches`` fills with an actual call's addresses.  ``path``: the kernels'
+    store path (binary, ternary, copy; the default but for bench/write_only.py's variants, which launch
+    with ``path.threads`` threads a block)."""
     op = _ops.get(op_name)
     classes = operand_classes(p, host_values)
     kern = catalog.kernels_for(op, in_dtypes, out_dtype, classes[2:3] in ([VALUE], [SCALAR]))
+    if not path.default:
+        kern = kern.on(path)
     nin = FAMILIES[kern.family].nin
     strides = [tuple(p.coalesced_out_strides)] + [tuple(s) for s in p.coalesced_strides]
     itemsizes = [np.dtype(out_dtype).itemsize] + [np.dtype(t).itemsize for t in in_dtypes]
@@ -196,37 +200,63 @@ def launch_templates(kern, nin, args, classes, strides, itemsizes, p, aux) -> li
     many_inputs = kern.family == "variadic" and general and n_used > catalog.FEW_VARIADIC
     if many_inputs:
         ept = catalog.GENERAL_EPT            # kernels/variadic.cu: the launches of many inputs (lane tiles of 1)
+    path = kern.path
     if not general:
-        return [_Template(kern.family, name, _grid(p.size, ept), ept, head, tuple(args), (0,) * len(args),
-                          p.size, cls_word, 0, n_used, aux, b"")]
+        return [_Template(kern.family, name, blocks_for(p.size, ept * path.span, path.threads), ept, head, tuple(args),
+                          (0,) * len(args), p.size, cls_word, 0, n_used, aux, b"")]
     lead = max(0, len(shape) - MAX_DIMS)     # dims beyond MAX_DIMS: one launch per index
     inner = shape[lead:]
     inner_strides = tuple(tuple(s[lead:]) for s in strides)
     inner_strides += ((0,) * len(inner),) * (nin + 1 - len(inner_strides))   # unused argument slots
-    size = int(np.prod(inner))
-    shared = kern.family != "variadic" and shared_tiles(inner, inner_strides, ept)
-    grid = max(1, min(MAX_GRID, shared_tile_count(inner, ept))) if shared else _grid(size, ept)  # a block a tile
-    flags, steps, shape_of_calc, width = SHARED_TILES if shared else 0, (), inner, 0
-    if not shared and bits == 32 and kern.family in LANE_CHUNK_FAMILIES:
-        lane_tiles = 1 if many_inputs else kern.lane_tiles
-        lane_ept = ept * lane_tiles          # kernels/*.cu LANE_EPT
-        chunk = catalog.lane_chunk(lane_ept, *itemsizes)
-        steps = chunk_steps(inner, inner_strides, chunk, lane_ept)
-        if steps:
-            flags, ept, grid, width = LANE_CHUNKS, lane_ept, _grid(size, lane_ept), inner[-1]
-        elif lane_tiles > 1 and (row := padded_row(inner, chunk, lane_ept)) and size // inner[-1] * row < 2**31:
-            # (padded rows cost their idle lanes' issue: they pay where a lane tile holds 2 tiles)
-            shape_of_calc, width = inner[:-1] + (row,), inner[-1]
-            steps = chunk_steps(shape_of_calc, inner_strides, chunk, lane_ept)
-            size = size // width * row
-            flags, ept, grid = LANE_CHUNKS | PADDED_ROWS, lane_ept, _grid(size, lane_ept)
-    tile_grid = shared_tile_grid(inner, ept) if shared else (1, 1)
+    shared = kern.family != "variadic" and path.threads == BLOCK and shared_tiles(inner, inner_strides, ept)
+    if shared:                               # a block a tile
+        size, grid = int(np.prod(inner)), max(1, min(MAX_GRID, shared_tile_count(inner, ept)))
+        flags, steps, shape_of_calc, width, tile_grid = SHARED_TILES, (), inner, 0, shared_tile_grid(inner, ept)
+    else:
+        lanes = kern.family in LANE_CHUNK_FAMILIES
+        lane_tiles = 1 if many_inputs or not lanes else kern.lane_tiles
+        flags, ept, size, shape_of_calc, width, steps = row_tiles(inner, inner_strides, bits, ept, lane_tiles,
+                                                                  itemsizes, lanes, path.chunk or 16)
+        grid, tile_grid = blocks_for(size, ept * path.span, path.threads), (1, 1)
     calc = pack_calc(shape_of_calc, inner_strides, bits, steps, width, tile_grid)
     calc += b"\0" * (general_size(nin, bits) - head.size - len(calc))
     return [_Template(kern.family, name, grid, ept, head, tuple(args),
                       tuple(sum(i * s for i, s in zip(idx, st[:lead])) * isz for st, isz in zip(strides, itemsizes)),
                       size, cls_word, flags, n_used, aux, calc)
             for idx in itertools.product(*(range(d) for d in shape[:lead]))]
+
+
+class RowTiles(NamedTuple):
+    """The row-tile layout of a general launch (kernels/indexing.cuh for_each_tile)."""
+    flags: int          # 0, LANE_CHUNKS or LANE_CHUNKS | PADDED_ROWS
+    ept: int            # elements a thread takes per tile (LANE_CHUNKS: the lane tile's, LANE_EPT)
+    size: int           # elements the tiles cover (PADDED_ROWS: counting the padding)
+    shape: tuple        # the OffsetCalc's coalesced shape (PADDED_ROWS: the innermost size padded)
+    width: int          # OffsetCalc::width (LANE_CHUNKS: the innermost size; else 0)
+    steps: tuple        # OffsetCalc::chunk_step per argument (LANE_CHUNKS; else ())
+
+
+def row_tiles(shape, strides, bits: int, ept: int, lane_tiles: int, itemsizes, lanes: bool = True,
+              chunk_bytes: int = 16) -> RowTiles:
+    """The row tiles of a general launch over coalesced ``shape`` (``strides``: per argument, outermost
+    first) by a kernel of ``ept`` elements per thread whose lane tile holds ``lane_tiles`` tiles
+    (kernels/*.cu LANE_EPT = ``ept * lane_tiles``), elements of ``itemsizes``: lane chunks where the
+    rows allow them (``chunk_steps``), else padded rows where a lane tile holds 2 tiles
+    (``padded_row``: they cost their idle lanes' issue, which pays only then), else tiles of ``ept``
+    consecutive elements; lane chunks only on the 32-bit path and where ``lanes`` (the kernel takes
+    them), of ``chunk_bytes`` (16, or a store path's chunk: catalog.lane_chunk)."""
+    size = math.prod(shape)
+    if lanes and bits == 32:
+        lane_ept = ept * lane_tiles
+        chunk = catalog.lane_chunk(lane_ept, *itemsizes, nbytes=chunk_bytes)
+        steps = chunk_steps(shape, strides, chunk, lane_ept)
+        if steps:
+            return RowTiles(LANE_CHUNKS, lane_ept, size, tuple(shape), shape[-1], steps)
+        if lane_tiles > 1 and (row := padded_row(shape, chunk, lane_ept)) and size // shape[-1] * row < 2**31:
+            padded = tuple(shape[:-1]) + (row,)
+            return RowTiles(LANE_CHUNKS | PADDED_ROWS, lane_ept, size // shape[-1] * row, padded, shape[-1],
+                            chunk_steps(padded, strides, chunk, lane_ept))
+    return RowTiles(0, ept, size, tuple(shape), 0, ())
 
 
 def chunk_steps(shape, strides, chunk: int, ept: int) -> tuple:
@@ -301,5 +331,7 @@ def shared_tile_count(shape, ept: int) -> int:
     return math.prod(shape[:-2]) * math.prod(shared_tile_grid(shape, ept))
 
 
-def _grid(size: int, ept: int) -> int:
-    return max(1, min(MAX_GRID, -(-size // (BLOCK * ept))))
+def blocks_for(size: int, ept: int, threads: int = BLOCK) -> int:
+    """Blocks of ``threads`` threads covering ``size`` elements at ``ept`` a thread (a block's
+    SPAN tiles: ``ept`` times the span)."""
+    return max(1, min(MAX_GRID, -(-size // (threads * ept))))

@@ -82,6 +82,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -506,4 +507,96 @@ def table(rows: list[Prediction], hardware: dict | None = None) -> str:
             f"| {r.t_issue * 1e6:.0f} | {r.t_smem * 1e6:.0f} | {r.t_l1 * 1e6:.0f} | {r.t_copy * 1e6:.0f} | {r.bound} "
             f"| {r.fraction:.2f} "
             f"| >= {r.goal} |" + measured_cell)
+    return "\n".join(out)
+
+
+# ---- user kernels against the built-in kernel on the same pattern ---------------------------------
+
+@dataclass(frozen=True)
+class BlockRun:
+    """One block in the middle of a launch at a pattern's GPU shapes, run by ``sass_exec`` (sm_90):
+    what its SASS executes per output element and the L1's view of its global accesses
+    (``sass_exec.traffic``).  Elements: the output elements the block stores."""
+    label: str
+    kernel: str
+    elements: int
+    instr_per_elem: float       # per warp what its busiest lane runs, x 32, / elements
+    l1_lines_per_elem: float    # lines looked up by every load and store request, / elements
+    load_requests_per_elem: float
+    store_requests_per_elem: float
+    output_load_bytes: int      # bytes the block reads from the output's buffer (0: written only)
+    store_sector_fill: float    # bytes stored / bytes of the sectors the stores touch
+
+
+def run_block(label: str, family: str, name: str, params: bytes, grid: int, memory, out_range, itemsize: int,
+              arch: str = ARCH) -> BlockRun:
+    """``BlockRun`` of block ``grid // 2`` of kernel ``name`` (``out_range``: the output buffer's bytes)."""
+    m = sass_exec.machine(family, name, params, grid, memory, arch)
+    threads = sass_exec.run_blocks(m, [grid // 2])
+    warps: dict = {}
+    for x in threads:
+        warps.setdefault(x.thread // 32, []).append(x.executed)
+    loads, stores = sass_exec.traffic(threads, False), sass_exec.traffic(threads, True)
+    elements = sass_exec.traffic(threads, True, out_range).bytes // itemsize
+    return BlockRun(label, name, elements, sum(max(w) for w in warps.values()) * 32 / elements,
+                    (loads.lines + stores.lines) / elements, loads.requests / elements, stores.requests / elements,
+                    sass_exec.traffic(threads, False, out_range).bytes, stores.sector_fill)
+
+
+AXPB = ("T a, T x, T b", "T z", "z = a * x + b", "axpb")   # the benchmark's user kernel (bench/peers.py)
+
+
+def user_kernel_launch(decl, shapes, dtype: str = "float32", path=None, pointers=None):
+    """(signature, ``elementwise_build.GpuLaunch``, memory, output byte range) of ``gpubcast.ElementwiseKernel``
+    ``decl`` (its inputs C-contiguous of ``shapes``, NumPy's broadcast, one output allocated) as a call would
+    launch it, on store ``path`` (catalog.Path; None: the default); ``pointers``: the inputs' and the
+    output's addresses (memory None), else zero-filled buffers of a new ``sass_exec.Memory``."""
+    import gpubcast as gb
+    from .. import elementwise_build as build
+    from ..plan import coalesce
+    dt = np.dtype(dtype)
+    k = gb.ElementwiseKernel(*decl)
+    arrays = [resources.Array(s, _c_strides(s, dt.itemsize), dt.itemsize) for s in shapes]
+    p = dispatch.plan_for(arrays, "numpy", -1, None, None, 0, None)
+    out = tuple(p.out_shape)
+    n = math.prod(out)
+    shape, csets, _ = coalesce(out, [tuple(s) for s in p.strides] + [c_strides(out)], c_strides(out))
+    memory = None
+    if pointers is None:
+        memory = sass_exec.Memory()
+        pointers = [memory.add(np.zeros(math.prod(s), dt)) for s in (*shapes, out)]
+    sig = k.signature((dt,) * k.nargs, (("T", dt),), ("array",) * k.nargs)
+    lc = build.gpu_launch(sig, 32, list(pointers), [b""] * k.nargs, [0] * k.nargs, n, shape, csets,
+                          *(() if path is None else (path,)))
+    return sig, lc, memory, (pointers[-1], pointers[-1] + n * dt.itemsize)
+
+
+def user_kernel_rows(dtype: str = "float32") -> list[BlockRun]:
+    """The built-in binary kernel on pattern ``nchw`` ((N,C,H,W) + (1,C,1,1)) beside user kernels on the
+    same shapes: ``z = x + a`` (the same operands and op), the benchmark's ``axpb`` (z = a * x + b over
+    (1,C,1,1) * (N,C,H,W) + (1,C,1,1): a third operand and a multiply more) on its tile path, and ``axpb``
+    on the element path every user kernel ran before (the same code with ``a`` declared ``_non_const``)."""
+    dt = np.dtype(dtype)
+    t, params, memory = pattern_launch("nchw", dtype)
+    n = math.prod(_patterns.BY_NAME["nchw"].shapes("large", "gpu")[0])
+    rows = [run_block("add nchw (built-in binary kernel)", t.family, t.name, params, t.grid, memory,
+                      (memory.bases[0], memory.bases[0] + n * dt.itemsize), dt.itemsize)]
+    for label, decl, pattern in (
+            ("z = x + a (user kernel, tile path)", ("T x, T a", "T z", "z = x + a", "add_nchw"), "nchw"),
+            ("axpb (user kernel, tile path)", AXPB, "axpb"),
+            ("axpb (user kernel, element path)", ("_non_const T a, T x, T b",) + AXPB[1:], "axpb")):
+        _, lc, memory, out = user_kernel_launch(decl, _patterns.BY_NAME[pattern].shapes("large", "gpu"), dtype)
+        rows.append(run_block(label, lc.family, lc.name, lc.params, lc.grid, memory, out, dt.itemsize))
+    return rows
+
+
+def block_table(rows: list[BlockRun]) -> str:
+    """``BlockRun`` rows as a Markdown table."""
+    out = ["| kernel | run | elements | instr/elem | L1 lines/elem | load req/elem | store req/elem "
+           "| output bytes read | store sector fill |", "|" + "---|" * 9]
+    for r in rows:
+        kernel = re.sub(r"\b(gb|ewk_[0-9a-f]+)::", "", r.kernel)       # the name without its namespaces
+        out.append(f"| {r.label} | {kernel} | {r.elements} | {r.instr_per_elem:.2f} "
+                   f"| {r.l1_lines_per_elem:.3f} | {r.load_requests_per_elem:.3f} | {r.store_requests_per_elem:.3f} "
+                   f"| {r.output_load_bytes} | {r.store_sector_fill:.2f} |")
     return "\n".join(out)

@@ -264,6 +264,8 @@ class Thread:
     counts: dict = field(default_factory=dict)   # address -> times executed
     pending: dict = field(default_factory=dict)  # register -> (id, bytes) of a global load not yet waited on
     inflight: int = 0             # most bytes of global loads outstanding at once (``_wait``)
+    accesses: list = field(default_factory=list)  # global accesses: (instruction, its run count, address,
+                                                  # bytes, is_store), in order (``traffic``)
 
 
 class Machine:
@@ -583,6 +585,7 @@ class Machine:
                 data = bytes(self.shared.get(addr + k, 0) for k in range(width))
             else:
                 data = self.memory.read(addr, width)
+                t.accesses.append((i.addr, t.counts[i.addr], addr, width, False))
             v = int.from_bytes(data, "little")
             if parts[-1] in ("S8", "S16") and data[-1] & 0x80:
                 v -= 1 << (8 * width)
@@ -603,6 +606,7 @@ class Machine:
                     self.shared[addr + k] = byte
             else:
                 self.memory.write(addr, data)
+                t.accesses.append((i.addr, t.counts[i.addr], addr, width, True))
         else:
             raise NotImplementedError(f"SASS instruction not interpreted: {i.text}")
         return None
@@ -653,6 +657,44 @@ def run_blocks(machine: Machine, blocks) -> list[Thread]:
             live = [t for t, s in zip(live, states) if s == "bar"]
         done += threads
     return done
+
+
+# ---- memory traffic of the threads run --------------------------------------------------------------
+
+LINE, SECTOR, WARP = 128, 32, 32
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """The global accesses of some warps, as the L1 sees them: one request per warp instruction run
+    (the same instruction's n-th run by each lane of the warp), each touching the distinct 128-byte
+    lines and 32-byte sectors its lanes' bytes fall in."""
+    requests: int
+    lines: int
+    sectors: int
+    bytes: int
+
+    @property
+    def sector_fill(self) -> float:
+        """Bytes used of the sectors touched (1.0: every sector written or read in full)."""
+        return self.bytes / (SECTOR * self.sectors) if self.sectors else 0.0
+
+
+def traffic(threads, stores: bool, within=None) -> Traffic:
+    """The loads (``stores`` False) or stores of ``threads`` (``run_blocks``' or ``run_thread``'s), warp by
+    warp (thread // 32); ``within``: (start, end) byte addresses, only the accesses there (an operand's
+    buffer)."""
+    requests: dict = {}
+    for t in threads:
+        for ins, count, addr, width, is_store in t.accesses:
+            if is_store == stores and (within is None or within[0] <= addr < within[1]):
+                requests.setdefault((t.block, t.thread // WARP, ins, count), []).append((addr, width))
+    lines = sectors = nbytes = 0
+    for lanes in requests.values():
+        lines += len({a // LINE for addr, w in lanes for a in (addr, addr + w - 1)})
+        sectors += len({a // SECTOR for addr, w in lanes for a in range(addr - addr % SECTOR, addr + w, SECTOR)})
+        nbytes += sum(w for _, w in lanes)
+    return Traffic(len(requests), lines, sectors, nbytes)
 
 
 # ---- kernels and launches ---------------------------------------------------------------------------

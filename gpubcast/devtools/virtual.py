@@ -358,6 +358,36 @@ def emulator(family: str) -> emulate.Emulator:
     return emulate.Emulator(catalog.every_instantiation()[family])
 
 
+#: kernels outside their family's build (store-path variants, catalog.Path): name -> its host build, and
+#: name -> the names ``prepare`` grouped it with (one fast NVRTC program, one host library, per group)
+_EXTRA_EMULATORS: dict = {}
+_EXTRA_PROGRAMS: dict = {}
+
+
+def prepare(kernels) -> None:
+    """Make the virtual device able to run ``kernels`` ((family, name expression) pairs) that lie outside
+    their family's build (``emulator``): each family's are compiled as one fast NVRTC program and built
+    as one host library, now, so that a run of many variants pays one build, not one each."""
+    by_family: dict = {}
+    for family, name in kernels:
+        if name not in _EXTRA_EMULATORS and name not in by_family.setdefault(family, []):
+            by_family[family].append(name)
+    for family, names in by_family.items():
+        names = [n for n in names if n not in emulator(family).names()]
+        if names:
+            emu = emulate.Emulator([(family, n) for n in names])
+            _EXTRA_PROGRAMS.update({n: tuple(names) for n in names})
+            _EXTRA_EMULATORS.update({n: emu for n in names})
+
+
+def emulator_of(family: str, name: str) -> emulate.Emulator:
+    """The host build running kernel ``name``: its family's, or (a kernel outside it) ``prepare``'s, built
+    on first use where none was prepared."""
+    if name not in _EXTRA_EMULATORS and name not in emulator(family).names():
+        prepare([(family, name)])
+    return _EXTRA_EMULATORS.get(name) or emulator(family)
+
+
 def marshal(x) -> bytes:
     """The bytes CuPy 14's ``Function.__call__`` hands the driver for kernel argument ``x``."""
     if x is None:
@@ -752,7 +782,7 @@ class VirtualCupy(types.ModuleType):
         return np.array(live, np.uint64).reshape(-1)
 
     def _run(self, fn: Function, params: bytes, grid: int, block: int, stream: Stream):
-        emu = emulator(fn.family)
+        emu = emulator_of(fn.family, fn.name)
         size = emu.param_size(fn.name)
         if size != len(params):
             raise VirtualCudaError(f"{fn.name}: the host build's parameter is {size} bytes, NVRTC's {len(params)}")
@@ -794,7 +824,7 @@ def fast_kernel(family: str, name: str, arch: str) -> tuple[bytes, str]:
     object per program, whose entries a ``Module`` reads once.  After a program compiled here, the
     process's runtime compiles run in a fresh process (``compiler.compile_clean``: NVRTC keeps state
     after a fast program)."""
-    names = sources.generated_names(family) or _program_of().get(name) or (name,)
+    names = _EXTRA_PROGRAMS.get(name) or sources.generated_names(family) or _program_of().get(name) or (name,)
     target = arch.replace("sm_", "compute_")          # PTX for the device's architecture
     ptx, lowered = _fast_program(family, tuple(names) if name in names else (name,), target)
     return (ptx if arch.startswith("sm_") else ptx[:-1]), lowered[name]

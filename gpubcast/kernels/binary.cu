@@ -9,6 +9,8 @@
 //   binary_general<Op, A, B, index_t>   any strides (0, negative, transposed); General<2, index_t>;
 //                                       index_t = u32 (magic division) or u64 (outputs >= 2^31).
 //   *_ept<...>                          elements per thread of each kernel (host grid size).
+// Every kernel takes a last template argument P, its store path (indexing.cuh Path; default
+// DefaultPath, the only one the runtime launches: other paths are bench/write_only.py's variants).
 // A, B: the op's loop dtypes (equal except int64/uint64 comparisons); the output type is
 // what Op returns (bool for comparisons and logical ops, else A).
 // Assumption: x1/x2 of a VALUE class carry the value in Head::value (loop dtype's bytes).
@@ -89,10 +91,10 @@ GB_ACTIVATION2(ThresholdedRelu, thresholded_relu)
 
 template <class Op, typename A, typename B> using binary_result = decltype(Op()(A(), B()));
 
-template <class Op, typename A, typename B>
-constexpr int binary_contig_ept = contig_ept<A, B, binary_result<Op, A, B>>();
-template <class Op, typename A, typename B, typename index_t>
-constexpr int binary_general_ept = general_ept<A, B, binary_result<Op, A, B>>();
+template <class Op, typename A, typename B, class P = DefaultPath>
+constexpr int binary_contig_ept = path_ept<P>(contig_ept<A, B, binary_result<Op, A, B>>());
+template <class Op, typename A, typename B, typename index_t, class P = DefaultPath>
+constexpr int binary_general_ept = path_ept<P>(general_ept<A, B, binary_result<Op, A, B>>());
 
 // One tile (Acc::ELEMENTS a thread): every load issued before any compute, then one store.
 template <class Op, typename A, typename B> struct BinaryBody {
@@ -109,20 +111,20 @@ template <class Op, typename A, typename B> struct BinaryBody {
   }
 };
 
-template <class Op, typename A, typename B>
-__global__ void __launch_bounds__(BLOCK) binary_contig(const __grid_constant__ Head<2> h) {
+template <class Op, typename A, typename B, class P = DefaultPath>
+__global__ void __launch_bounds__(P::THREADS) binary_contig(const __grid_constant__ Head<2> h) {
   typedef binary_result<Op, A, B> R;
-  constexpr int EPT = binary_contig_ept<Op, A, B>;
+  constexpr int EPT = binary_contig_ept<Op, A, B, P>;
   const bool consecutive = vec_ok<R, EPT>(h, 0) && vec_ok<A, EPT>(h, 1) && vec_ok<B, EPT>(h, 2);
-  for_each_tile<2, EPT, u64, false>(h, NoCalc(), consecutive, BinaryBody<Op, A, B>());
+  for_each_tile<2, EPT, u64, false, false, 3, EPT, EPT, P>(h, NoCalc(), consecutive, BinaryBody<Op, A, B>());
 }
 
-template <class Op, typename A, typename B, typename index_t>
-__global__ void __launch_bounds__(BLOCK) binary_general(const __grid_constant__ General<2, index_t> p) {
+template <class Op, typename A, typename B, typename index_t, class P = DefaultPath>
+__global__ void __launch_bounds__(P::THREADS) binary_general(const __grid_constant__ General<2, index_t> p) {
   typedef binary_result<Op, A, B> R;
-  constexpr int EPT = binary_general_ept<Op, A, B, index_t>;
-  constexpr int CHUNK = lane_chunk<2 * EPT, A, B, R>();
-  for_each_tile<2, EPT, index_t, true, true, 3, CHUNK, 2 * EPT>(p.h, p.calc, true, BinaryBody<Op, A, B>());
+  constexpr int EPT = binary_general_ept<Op, A, B, index_t, P>;
+  constexpr int CHUNK = path_chunk<P, 2 * EPT, A, B, R>();
+  for_each_tile<2, EPT, index_t, true, true, 3, CHUNK, 2 * EPT, P>(p.h, p.calc, true, BinaryBody<Op, A, B>());
 }
 
 }  // namespace gb

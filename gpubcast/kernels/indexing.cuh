@@ -110,6 +110,44 @@ constexpr int TILE_COLS = 32;               // columns of a shared tile
 constexpr int SHARED_DATA = 8192;           // bytes of a staged operand's pass through the buffer
 constexpr int SHARED_BYTES = SHARED_DATA + TILE_COLS * 16;   // + a padding element per column
 
+// Path<STORE, STREAM, SPAN, THREADS, EPT>: how a kernel of row tiles writes its output and which
+// tiles a block takes.  Every kernel the runtime launches runs DefaultPath (the code as it was
+// before paths existed: the same SASS on sm_90 but for register numbers); the others are variants
+// that bench/write_only.py measures on a GPU (catalog.Path is the host's side of it):
+//   STORE    bytes a store instruction writes at most: 16 (a vector of up to 16 bytes, as the
+//            loads), 8 or 4 (a vector store split in pieces; an element wider than STORE is
+//            stored whole)
+//   STREAM   every global store with the streaming cache hint (st.global.cs, __stcs), else st.global
+//   SPAN     consecutive tiles a block takes before it strides: block b takes tiles b * SPAN ..
+//            b * SPAN + SPAN - 1, then those gridDim.x * SPAN further on (1: grid-stride by tile)
+//   THREADS  threads per block (the launch's blockDim.x, a multiple of 32); a kernel whose THREADS
+//            is not BLOCK takes row tiles only (the host never sets SHARED_TILES for it)
+//   EPT      a kernel's elements per thread in place of its own (0: its own, the *_ept constant)
+//   CHUNK    bytes of a lane chunk under LANE_CHUNKS in place of 16 (0: 16; at least an element):
+//            a warp access then covers 32 * CHUNK consecutive bytes, every sector it touches whole
+//            (STORE below CHUNK splits each chunk's store: 32-byte sectors partly written per store)
+// Assumption: the host launches a Path kernel with blockDim.x == THREADS; any gridDim.x >= 1.
+// Assumption: the shared tiles' stores (SHARED_TILES) stay plain 16-byte ones on every path.
+template <int STORE_ = 16, bool STREAM_ = false, int SPAN_ = 1, int THREADS_ = BLOCK, int EPT_ = 0, int CHUNK_ = 0>
+struct Path {
+  static constexpr int STORE = STORE_, SPAN = SPAN_, THREADS = THREADS_, EPT = EPT_, CHUNK = CHUNK_;
+  static constexpr bool STREAM = STREAM_;
+  static_assert(STORE == 4 || STORE == 8 || STORE == 16, "store widths: 4, 8, 16 bytes");
+  static_assert(CHUNK == 0 || CHUNK == 4 || CHUNK == 8 || CHUNK == 16, "lane chunks: 4, 8, 16 bytes");
+  static_assert(SPAN >= 1 && THREADS % 32 == 0 && THREADS >= 32 && THREADS <= 1024 && EPT >= 0, "a path's shape");
+};
+typedef Path<> DefaultPath;
+
+// The elements per thread of a kernel on path P: P's, else the kernel's own.
+template <class P> __host__ __device__ constexpr int path_ept(int own) { return P::EPT ? P::EPT : own; }
+
+// Tile order of path P: a block's first tile and the tile after q (SPAN 1: grid-stride by tile).
+template <class P, typename index_t> GB_FN index_t first_tile() { return (index_t)blockIdx.x * (index_t)P::SPAN; }
+template <class P, typename index_t> GB_FN index_t next_tile(index_t q) {
+  if constexpr (P::SPAN == 1) return q + gridDim.x;
+  else return (q + 1) % (index_t)P::SPAN ? q + 1 : q + 1 + (index_t)(gridDim.x - 1) * (index_t)P::SPAN;
+}
+
 // Elements per thread of a contiguous kernel: 16 bytes of its widest operand, at least 4.
 __host__ __device__ constexpr int max_of(int a) { return a; }
 template <typename... R> __host__ __device__ constexpr int max_of(int a, int b, R... r) {
@@ -127,6 +165,13 @@ template <typename... Ts> __host__ __device__ constexpr int general_ept() {
 // at most EPT (catalog.lane_chunk).
 template <int EPT, typename... Ts> __host__ __device__ constexpr int lane_chunk() {
   return 16 / max_of((int)sizeof(Ts)...) < EPT ? 16 / max_of((int)sizeof(Ts)...) : EPT;
+}
+// The lane chunk of a kernel on path P (Path, defined below): P::CHUNK bytes of the widest operand
+// (at least an element, at most EPT), else lane_chunk's.
+template <class P, int EPT, typename... Ts> __host__ __device__ constexpr int path_chunk() {
+  if (P::CHUNK == 0) return lane_chunk<EPT, Ts...>();
+  const int n = P::CHUNK / max_of((int)sizeof(Ts)...);
+  return n < 1 ? 1 : n < EPT ? n : EPT;
 }
 
 // Per-launch arguments every kernel gets (the contiguous kernels get only this).
@@ -254,6 +299,33 @@ template <typename T> GB_FN T from_bits(const u64 (&w)[2]) {
   return x;
 }
 
+// The unsigned word of W bytes (__stcs takes these).
+template <int W> struct Word;
+template <> struct Word<1> { typedef unsigned char type; };
+template <> struct Word<2> { typedef unsigned short type; };
+template <> struct Word<4> { typedef unsigned type; };
+template <> struct Word<8> { typedef uint2 type; };
+template <> struct Word<16> { typedef uint4 type; };
+
+// One global store of x at p (an address already through GB_PTR): plain, or on a STREAM path with
+// the streaming hint, in the widest words x's alignment allows (uint4 .. unsigned char).
+template <class P, typename V> GB_FN void put(V* p, const V& x) {
+#ifdef __CUDA_ARCH__
+  if constexpr (P::STREAM) {
+    constexpr int A = alignof(V) < sizeof(V) ? (int)alignof(V) : (int)sizeof(V);
+    constexpr int W = A >= 16 ? 16 : A >= 8 ? 8 : A >= 4 ? 4 : A >= 2 ? 2 : 1;
+    typedef typename Word<W>::type U;
+    static_assert(sizeof(V) % W == 0, "a store of whole words");
+    U w[sizeof(V) / W];
+    memcpy(w, &x, sizeof(V));
+#pragma unroll
+    for (int j = 0; j < (int)(sizeof(V) / W); ++j) __stcs(reinterpret_cast<U*>(p) + j, w[j]);
+    return;
+  }
+#endif
+  *p = x;
+}
+
 template <typename T, int EPT> GB_FN bool vec_aligned(const void* p) {
   return ((unsigned long long)p % (unsigned long long)VecOf<T, EPT>::BYTES) == 0;
 }
@@ -272,14 +344,14 @@ template <int EPT, typename index_t> struct Tile {
   GB_FN index_t at(int k) const { return first + (index_t)k * step; }
 };
 
-// Tile `tile` of the launch (BLOCK * EPT elements): this thread takes EPT consecutive ones
-// (consecutive: vector access) or every BLOCK-th one (interleaved: coalesced element access).
-template <int EPT, typename index_t>
+// Tile `tile` of the launch (THREADS * EPT elements): this thread takes EPT consecutive ones
+// (consecutive: vector access) or every THREADS-th one (interleaved: coalesced element access).
+template <int EPT, typename index_t, int THREADS = BLOCK>
 GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive) {
   Tile<EPT, index_t> t;
-  const index_t start = tile * (index_t)(BLOCK * EPT);
+  const index_t start = tile * (index_t)(THREADS * EPT);
   t.first = start + (index_t)threadIdx.x * (consecutive ? EPT : 1);
-  t.step = consecutive ? 1 : BLOCK;
+  t.step = consecutive ? 1 : THREADS;
   if (t.first >= size) {
     t.count = 0;
   } else {
@@ -289,12 +361,12 @@ GB_FN Tile<EPT, index_t> make_tile(index_t tile, index_t size, bool consecutive)
   return t;
 }
 
-// Tile `tile` of a LANE_CHUNKS launch (BLOCK * EPT elements): lane L of warp w from element
+// Tile `tile` of a LANE_CHUNKS launch (THREADS * EPT elements): lane L of warp w from element
 // w * 32 * EPT + L * CHUNK of the tile, in chunks of CHUNK 32 * CHUNK apart (Access, CHUNK < EPT).
-template <int EPT, typename index_t, int CHUNK>
+template <int EPT, typename index_t, int CHUNK, int THREADS = BLOCK>
 GB_FN Tile<EPT, index_t> make_lane_tile(index_t tile, index_t size) {
   Tile<EPT, index_t> t;
-  t.first = tile * (index_t)(BLOCK * EPT) + (index_t)(threadIdx.x / 32 * (32 * EPT) + threadIdx.x % 32 * CHUNK);
+  t.first = tile * (index_t)(THREADS * EPT) + (index_t)(threadIdx.x / 32 * (32 * EPT) + threadIdx.x % 32 * CHUNK);
   t.step = 1;
   t.count = t.first >= size ? 0 : EPT;        // the host: a warp's elements all before the end, or none
   return t;
@@ -315,8 +387,9 @@ GB_FN Tile<EPT, index_t> make_lane_tile(index_t tile, index_t size) {
 // CROSS (general kernels): a tile may cross innermost rows (row tiles; shared tiles never do).
 // LOCATED (general kernels): the offsets of argument slots 0 .. LOCATED - 1 are located per tile
 // (a Body accessing only those: the variadic kernel with few inputs); the rest are never accessed.
+// P: the store path (Path; DefaultPath: plain stores of up to 16 bytes).
 template <int NIN, int EPT, typename index_t, bool GENERAL, bool CROSS = GENERAL, int LOCATED = NIN + 1,
-          int CHUNK = EPT>
+          int CHUNK = EPT, class P = DefaultPath>
 struct Access {
   typedef typename OffsetType<index_t>::type offset_t;
   static constexpr int NARGS = NIN + 1;
@@ -409,18 +482,35 @@ struct Access {
     }
   }
 
+  // Stores as load_vector's loads, each vector in pieces of P::STORE bytes (at least an element).
   template <typename T> GB_FN static void store_vector(T* q, T* base, const T (&v)[EPT], offset_t step) {
     typedef VecOf<T, CHUNK> V;
+    constexpr int S0 = P::STORE / (int)sizeof(T) < V::NV ? P::STORE / (int)sizeof(T) : V::NV;
+    constexpr int S = S0 > 0 ? S0 : 1;               // elements a store instruction writes
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-      Vec<T, V::NV>* w = reinterpret_cast<Vec<T, V::NV>*>(CHUNKS == 1 ? q : q + (offset_t)c * step);
+      Vec<T, S>* w = reinterpret_cast<Vec<T, S>*>(CHUNKS == 1 ? q : q + (offset_t)c * step);
 #pragma unroll
-      for (int c2 = 0; c2 < CHUNK / V::NV; ++c2) {
-        Vec<T, V::NV> x;
+      for (int c2 = 0; c2 < CHUNK / S; ++c2) {
+        Vec<T, S> x;
 #pragma unroll
-        for (int j = 0; j < V::NV; ++j) x.v[j] = v[c * CHUNK + c2 * V::NV + j];
-        *GB_PTR(w + c2, base, true) = x;
+        for (int j = 0; j < S; ++j) x.v[j] = v[c * CHUNK + c2 * S + j];
+        put<P>(GB_PTR(w + c2, base, true), x);
       }
+    }
+  }
+
+  // Element k's linear index (C order of the output's shape, rows unpadded): the user kernels' i.
+  GB_FN index_t linear(int k) const {
+    if constexpr (LANES) {
+      index_t x = t.first + (index_t)(k / CHUNK * 32 * CHUNK);
+      if (h.flags & PADDED_ROWS) {                 // a padded row's element: back to rows of calc.width
+        const index_t row = calc_->dim[0].divisor;
+        x = x / row * (index_t)calc_->width + x % row;
+      }
+      return x + (index_t)(k % CHUNK);
+    } else {
+      return t.at(k);
     }
   }
 
@@ -471,31 +561,34 @@ struct Access {
     }
   }
 
-  template <typename T> GB_FN void store(const T (&v)[EPT]) const {
-    T* p = reinterpret_cast<T*>(h.ptr[0]);
-    if (cls<0>() == CONTIG && use_vector<T>(p)) {
-      store_vector(p + contig_at<0>(), p, v, chunk_step<0>());
+  // This thread's elements of operand ARG (the output, 0, unless a kernel has several: the
+  // user kernels of elementwise_kernel.cuh), contiguous or strided, never a scalar.
+  template <int ARG = 0, typename T> GB_FN void store(const T (&v)[EPT]) const {
+    static_assert(!GENERAL || ARG < LOCATED, "an argument slot whose offsets are not located");
+    T* p = reinterpret_cast<T*>(h.ptr[ARG]);
+    if (cls<ARG>() == CONTIG && use_vector<T>(p)) {
+      store_vector(p + contig_at<ARG>(), p, v, chunk_step<ARG>());
     } else if constexpr (!GENERAL) {
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
-        if (k < t.count) *GB_PTR(p + t.at(k), p, true) = v[k];
+        if (k < t.count) put<P>(GB_PTR(p + t.at(k), p, true), v[k]);
     } else if (!CROSS || one_row) {
-      T* q = p + cur[0];
-      const offset_t s = calc_->stride[0][0], step = chunk_step<0>();
+      T* q = p + cur[ARG];
+      const offset_t s = calc_->stride[0][ARG], step = chunk_step<ARG>();
       if (t.count == EPT) {                        // a full tile: unguarded stores (no branch per element)
 #pragma unroll
-        for (int k = 0; k < EPT; ++k) *GB_PTR(q + row_at(k, step, s), p, true) = v[k];
+        for (int k = 0; k < EPT; ++k) put<P>(GB_PTR(q + row_at(k, step, s), p, true), v[k]);
       } else {
 #pragma unroll
         for (int k = 0; k < EPT; ++k)
-          if (k < t.count) *GB_PTR(q + row_at(k, step, s), p, true) = v[k];
+          if (k < t.count) put<P>(GB_PTR(q + row_at(k, step, s), p, true), v[k]);
       }
     } else {
       offset_t o[EPT];
-      row_offsets<0>(o);
+      row_offsets<ARG>(o);
 #pragma unroll
       for (int k = 0; k < EPT; ++k)
-        if (k < t.count) *GB_PTR(p + o[k], p, true) = v[k];
+        if (k < t.count) put<P>(GB_PTR(p + o[k], p, true), v[k]);
     }
   }
 };
@@ -639,9 +732,9 @@ template <int NIN, int EPT, typename index_t> struct TileAccess : Access<NIN, EP
     }
   }
 
-  template <typename T> GB_FN void store(const T (&v)[EPT]) const {
-    if (!staged<0>()) return Base::store(v);
-    T* p = reinterpret_cast<T*>(this->h.ptr[0]);
+  template <int ARG = 0, typename T> GB_FN void store(const T (&v)[EPT]) const {
+    if (!staged<ARG>()) return Base::template store<ARG>(v);
+    T* p = reinterpret_cast<T*>(this->h.ptr[ARG]);
     T* sm = reinterpret_cast<T*>(shared_tile);
 #pragma unroll
     for (int pass = 0; pass < Pass<T>::P; ++pass) {
@@ -649,7 +742,7 @@ template <int NIN, int EPT, typename index_t> struct TileAccess : Access<NIN, EP
       GB_SMEM_DEAD(shared_tile, SHARED_BYTES);
       mine<true>(sm, pass, const_cast<T*>(v));
       __syncthreads();
-      move<0, false>(p, sm, pass);
+      move<ARG, false>(p, sm, pass);
     }
   }
 };
@@ -696,7 +789,8 @@ GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body)
   }
 }
 
-// Run body(access) for every tile this thread takes part in (grid-stride over tiles).
+// Run body(access) for every tile this thread takes part in (grid-stride over tiles; P: the path's
+// tile order, block size and stores -- DefaultPath: single tiles, BLOCK threads, plain stores).
 // `consecutive` must be the same for every thread of the launch (general kernels: true).
 // SHARED: the kernel honours SHARED_TILES (binary, ternary, copy, unary; the variadic kernels
 // do not: the host never sets it for them, and the path would cost them registers).  A kernel
@@ -704,26 +798,27 @@ GB_FN void for_each_shared_tile(const Head<NIN>& h, const Calc& calc, Body body)
 // LOCATED, CHUNK: as Access's (row tiles only).  LANE_EPT: a lane's elements under LANE_CHUNKS (the
 // Body sizes its arrays by Access::ELEMENTS); EPT or 2 * EPT (kernels whose registers allow it).
 template <int NIN, int EPT, typename index_t, bool GENERAL, bool SHARED = GENERAL, int LOCATED = NIN + 1,
-          int CHUNK = EPT, int LANE_EPT = EPT, typename Calc, typename Body>
+          int CHUNK = EPT, int LANE_EPT = EPT, class P = DefaultPath, typename Calc, typename Body>
 GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive, Body body) {
-  if constexpr (GENERAL && SHARED && TILE_COLS % EPT == 0) {
+  constexpr int THREADS = P::THREADS;
+  if constexpr (GENERAL && SHARED && TILE_COLS % EPT == 0 && THREADS == BLOCK) {
     if (h.flags & SHARED_TILES) return for_each_shared_tile<NIN, EPT, index_t>(h, calc, body);
   }
   const index_t size = (index_t)h.size;
-  const index_t tiles = (size + (index_t)(BLOCK * EPT) - 1) / (index_t)(BLOCK * EPT);
+  const index_t tiles = (size + (index_t)(THREADS * EPT) - 1) / (index_t)(THREADS * EPT);
   if constexpr (GENERAL && CHUNK < LANE_EPT && sizeof(index_t) == 4) {   // the host: 32-bit path only
     if (h.flags & LANE_CHUNKS) {                  // a loop of its own: the other launches' loop stays as it was
       // tiles of BLOCK * LANE_EPT elements (LANE_EPT / CHUNK chunks a lane); the last, partial one
       // as LANE_EPT / EPT tiles of EPT consecutive elements a lane
       constexpr int SUB = LANE_EPT / EPT;
       static_assert(LANE_EPT % EPT == 0, "a lane tile: whole tiles of EPT");
-      const index_t lane_tiles = (size + (index_t)(BLOCK * LANE_EPT) - 1) / (index_t)(BLOCK * LANE_EPT);
+      const index_t lane_tiles = (size + (index_t)(THREADS * LANE_EPT) - 1) / (index_t)(THREADS * LANE_EPT);
       const bool padded = LANE_EPT > EPT && (h.flags & PADDED_ROWS) != 0;
-      const index_t full = padded ? lane_tiles : size / (index_t)(BLOCK * LANE_EPT);   // tiles of lane chunks
-      for (index_t tile = blockIdx.x; tile < lane_tiles; tile += gridDim.x) {
+      const index_t full = padded ? lane_tiles : size / (index_t)(THREADS * LANE_EPT);   // tiles of lane chunks
+      for (index_t tile = first_tile<P, index_t>(); tile < lane_tiles; tile = next_tile<P>(tile)) {
         if (tile < full) {
-          Access<NIN, LANE_EPT, index_t, true, false, LOCATED, CHUNK> acc(
-              h, make_lane_tile<LANE_EPT, index_t, CHUNK>(tile, size), true);
+          Access<NIN, LANE_EPT, index_t, true, false, LOCATED, CHUNK, P> acc(
+              h, make_lane_tile<LANE_EPT, index_t, CHUNK, THREADS>(tile, size), true);
           if constexpr (LANE_EPT > EPT) {         // the host pads rows only for lane tiles of 2 tiles
             if (acc.t.count == 0) continue;       // padded: a warp past the end (the last tile)
           }
@@ -736,8 +831,8 @@ GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive,
         }
 #pragma unroll 1
         for (int sub = 0; sub < SUB; ++sub) {     // the partial tile: EPT consecutive elements a lane
-          Access<NIN, EPT, index_t, true, true, LOCATED> acc(
-              h, make_tile<EPT, index_t>(tile * (index_t)SUB + (index_t)sub, size, true), true);
+          Access<NIN, EPT, index_t, true, true, LOCATED, EPT, P> acc(
+              h, make_tile<EPT, index_t, THREADS>(tile * (index_t)SUB + (index_t)sub, size, true), true);
           if (acc.t.count == 0) continue;
           acc.compute_offsets(calc);
           body(acc);
@@ -746,9 +841,9 @@ GB_FN void for_each_tile(const Head<NIN>& h, const Calc& calc, bool consecutive,
       return;
     }
   }
-  for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    Access<NIN, EPT, index_t, GENERAL, GENERAL, LOCATED> acc(h, make_tile<EPT, index_t>(tile, size, consecutive),
-                                                             consecutive);
+  for (index_t tile = first_tile<P, index_t>(); tile < tiles; tile = next_tile<P>(tile)) {
+    Access<NIN, EPT, index_t, GENERAL, GENERAL, LOCATED, EPT, P> acc(
+        h, make_tile<EPT, index_t, THREADS>(tile, size, consecutive), consecutive);
     if (acc.t.count == 0) continue;               // past the end (last tile only)
     acc.compute_offsets(calc);
     body(acc);
