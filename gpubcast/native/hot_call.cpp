@@ -110,7 +110,7 @@ static inline void relax() {
 #endif
 }
 
-/* Claims and runs chunks of the job `job` until none is left; false when its claim is another job's. */
+/* Claims and runs chunks of the current job until none is left (a claim past its chunks ends it). */
 static void run_chunks(Buffers *b) {
     for (;;) {
         uint64_t t = pool.ticket.fetch_add(1, std::memory_order_acq_rel);
@@ -131,8 +131,8 @@ static void *worker(void *) {
             relax();
             if ((i & 255) == 255 && std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(SPIN_NS)) {
                 pthread_mutex_lock(&pool.sleep_lock);
-                pool.sleeping.fetch_add(1);
-                while ((pool.ticket.load(std::memory_order_acquire) >> 48) == seen)
+                pool.sleeping.fetch_add(1, std::memory_order_seq_cst);
+                while ((pool.ticket.load(std::memory_order_seq_cst) >> 48) == seen)
                     pthread_cond_wait(&pool.wake, &pool.sleep_lock);
                 pool.sleeping.fetch_sub(1);
                 pthread_mutex_unlock(&pool.sleep_lock);
@@ -184,8 +184,10 @@ static int64_t drive_parallel(chunk_fn fn, check_fn check, int64_t row, int64_t 
     pool.fn = fn; pool.row = row; pool.pp = pp; pool.mp = mp;
     pool.pending.store(chunks, std::memory_order_relaxed);
     uint64_t job = ((pool.ticket.load(std::memory_order_relaxed) >> 48) + 1) & 0xFFFF;
-    pool.ticket.store((job << 48) | ((uint64_t)chunks << 24), std::memory_order_release);
-    if (pool.sleeping.load(std::memory_order_acquire)) {
+    /* seq_cst store then load, against the worker's seq_cst increment then load: either it sees this
+     * job before it sleeps, or this sees it sleeping and wakes it (no lost wake-up) */
+    pool.ticket.store((job << 48) | ((uint64_t)chunks << 24), std::memory_order_seq_cst);
+    if (pool.sleeping.load(std::memory_order_seq_cst)) {
         pthread_mutex_lock(&pool.sleep_lock);
         pthread_cond_broadcast(&pool.wake);
         pthread_mutex_unlock(&pool.sleep_lock);
