@@ -39,7 +39,7 @@ from ..reference import HostArrays, NumpyBackend
 from . import drivers, pool, rows
 from . import scalars as S
 from .codecs import BFLOAT16, BOOL, FLOAT16, NATIVE
-from .meta import H_DRIVER, H_ROW, extent, iteration_meta, unit_sizes
+from .meta import H_CHUNK, H_DRIVER, H_ROW, extent, full_walk, iteration_meta, unit_sizes
 
 #: outputs with at least this many elements run on every thread (the thread pool, ``pool``)
 PARALLEL_MIN = 1 << 15
@@ -212,6 +212,7 @@ class NumbaBackend(HostArrays):
         if len(self._metas) > 4096:
             self._metas.clear()
         m = iteration_meta(p, spec, p.size >= PARALLEL_MIN)
+        m[H_CHUNK] = drivers.chunk_address(full=full_walk(m))   # the plain walk unless staged or streamed
         self._metas[key] = (p, m)  # holds p: its id cannot be reused while the entry lives
         return m
 

@@ -10,7 +10,8 @@ enough slabs for every thread, and non-temporal stores for outputs larger than t
                extents of dims 0..nd-3), items (outer * mb * nb), flags (NON_TEMPORAL), the addresses
                of the row function and of the serial driver (for ``run1``..``run3``; else 0),
                transposed (1 + the input whose slabs are staged transposed, or 0), the address of
-               the chunk runner (``drivers.chunk_address``, which every driver calls)
+               the chunk runner (``drivers.chunk_address``, which every driver calls; written by the
+               backend, ``full_walk`` says which)
     meta[15:15+nd]                       extents in iteration order (the inner dim last)
     then per operand k, nd strides       element strides of operand k (the output is the last)
     then per operand k: lo_k, hi_k       element offset range it touches (for overlap checks)
@@ -113,9 +114,7 @@ def iteration_meta(p, spec, parallel: bool) -> np.ndarray:
             tb = -(-half // 64) * 64          # half the segment, rounded up to 64 elements
     nb, mb = -(-n // tb), -(-r2 // m)
     flags = NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
-    from .drivers import chunk_address   # drivers reads this layout: imported on use
-    runner = chunk_address(full=tiled >= 0 or flags != 0)   # the plain walk unless staged or streamed
-    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1, runner]
+    head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1, 0]
     ext, same, align = [], [], []
     unit = list(spec.itemsizes)  # of the raw types: strides are in raw units
     for k, s in enumerate(sets):
@@ -126,6 +125,13 @@ def iteration_meta(p, spec, parallel: bool) -> np.ndarray:
         align.append(np.dtype(spec.raws[k]).alignment)
     flat = head + shape + [x for s in sets for x in s] + ext + same + align + unit
     return np.array(flat, dtype=np.int64)
+
+
+def full_walk(meta) -> bool:
+    """Whether the walk of ``meta`` needs the chunk runner with its two special paths (an input staged
+    transposed, an output streamed); the plain one otherwise (``drivers.chunk_address``, which the
+    backend writes into ``meta[H_CHUNK]``)."""
+    return bool(meta[H_TRANSPOSED] or meta[H_FLAGS] & NON_TEMPORAL)
 
 
 def _layout(meta):
