@@ -1,4 +1,4 @@
-"""bench/write_only.py, the store-path microbenchmark for the next GPU (issue 42), without one: on the virtual
+"""benchmarks/write_only.py, the store-path microbenchmark for the next GPU (issue 42), without one: on the virtual
 CUDA device every (pattern, variant) row launches the kernel it names, gpubcast's own call launches the
 default row's kernel with the same argument, and each row writes what NumPy computes (the script checks
 the values and raises otherwise); ``--static`` runs rows' SASS; the ratios and the table from given numbers."""
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=f"needs the ho
 
 
 def _script():
-    path = Path(__file__).resolve().parents[1] / "bench" / "write_only.py"
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "write_only.py"
     spec = importlib.util.spec_from_file_location("write_only", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("write_only", module)          # its dataclasses look their module up

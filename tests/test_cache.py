@@ -307,8 +307,8 @@ def test_a_read_only_cache_serves_its_entries_and_warns_once_on_writes(warm_cach
 
 
 def test_processes_filling_an_empty_cache_together_compute_right_values():
-    """The short version of ``bench/cache_stress.py`` (one spawn round, one fork round)."""
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "cache_stress.py"), "--rounds", "2",
+    """The short version of ``benchmarks/cache_stress.py`` (one spawn round, one fork round)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cache_stress.py"), "--rounds", "2",
                            "--procs", "2", "--cases", "3", "--seed", "11"],
                           capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

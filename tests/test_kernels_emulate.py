@@ -683,7 +683,7 @@ def test_lane_chunks_every_operand_kind(shape, dtype, backends):
         assert (True in took) == lanes, took
 
 
-# ---- store paths (kernels/indexing.cuh Path): bench/write_only.py's variants write the same values ----
+# ---- store paths (kernels/indexing.cuh Path): benchmarks/write_only.py's variants write the same values ----
 
 STORE_PATHS = [Path(stream=True, store=8, span=3), Path(threads=128, span=2, ept=4),
                Path(threads=512, chunk=8, store=8, ept=16), Path(store=4, chunk=4)]

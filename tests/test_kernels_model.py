@@ -184,7 +184,7 @@ def test_model_formula_agrees_with_the_h100_run():
 
 @needs_tools
 def test_model_agrees_with_the_h100_run():
-    """The model on today's kernels against the one GPU run (bench/results): the contiguous ones (unchanged)
+    """The model on today's kernels against the one GPU run (benchmarks/results): the contiguous ones (unchanged)
     within 0.08; the ones it does not explain (model.UNEXPLAINED) still over-predicted; a general kernel,
     changed since (CHANGED_SINCE_H100), predicted at least as fast as measured."""
     measured = model.measured()

@@ -191,7 +191,7 @@ def test_hypothesis_shapes_and_layouts():
 
 
 def test_the_power_tolerance_is_in_ulps_subnormal_results_included():
-    # bench/cache_stress.py round 24: NumPy's SVML power and libm's were 1-2 subnormal ulps apart
+    # benchmarks/cache_stress.py round 24: NumPy's SVML power and libm's were 1-2 subnormal ulps apart
     tol = tolerance("power", np.float32)
     assert not mismatch(np.float32([4.02255e-40, 2.0]), np.float32([4.02257e-40, 2.0]), tol)
     assert mismatch(np.float32([4.02255e-40]), np.float32([4.02257e-40]))            # exact elsewhere

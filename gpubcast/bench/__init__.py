@@ -1,6 +1,6 @@
 """``python -m gpubcast bench``: gpubcast against NumPy, onnxruntime, CuPy and torch.
 
-patterns.py  the pattern suite (one definition for the CLI and ``pytest bench/``)
+patterns.py  the pattern suite (one definition for the CLI and ``pytest benchmarks/``)
 peers.py     the compared implementations, each written the way its users write a pattern
 measure.py   timing (host clock / CUDA events), bandwidth arithmetic, machine ceilings
 runner.py    runs the suite: reference results, input sets, first calls, timings, records

@@ -2,7 +2,7 @@
 against the same call in NumPy (or onnxruntime), measured in one run.
 
 Every row is a warm, repeated call on (4, 8) float32 operands (the fused chains on their tiny
-shapes, ``bench/fused.py``); the time is the median over samples of many calls each
+shapes, ``gpubcast/bench/fused.py``); the time is the median over samples of many calls each
 (``measure.time_host``).  Each gpubcast call is written exactly as a user writes it: no ``backend=``
 or option where a user passes none (a row that names one is about that form).  Rows: the
 NumPy-style functions with arrays, Python and NumPy scalars and a 0-d array (the scalar's own cost),

@@ -238,7 +238,7 @@ def _sweep_devices(args, names, dtype, gpu) -> tuple[str, ...]:
 
 
 def _sweep(console, devices, quick: bool, peers, settings) -> dict:
-    """The size sweep (``bench/sweep.py``) on ``devices``: its tables and the points where another
+    """The size sweep (``gpubcast/bench/sweep.py``) on ``devices``: its tables and the points where another
     library is ahead."""
     from . import report, sweep
 
@@ -262,7 +262,7 @@ def _sweep(console, devices, quick: bool, peers, settings) -> dict:
 
 
 def _calls(console, settings) -> list[dict]:
-    """The small calls (``bench/calls.py``): gpubcast against the same call in NumPy, one table."""
+    """The small calls (``gpubcast/bench/calls.py``): gpubcast against the same call in NumPy, one table."""
     from rich.table import Table
 
     from . import calls
@@ -288,7 +288,7 @@ def _calls(console, settings) -> list[dict]:
 
 
 def _math(args, console, rows, sizes, dtype, settings, peers, skipped: list) -> list[dict]:
-    """The math table (``bench/functions.py``): gpubcast's CPU backend against NumPy, one row per
+    """The math table (``gpubcast/bench/functions.py``): gpubcast's CPU backend against NumPy, one row per
     function, issue #22's goal marked; rows that could not run join ``skipped``."""
     from rich.table import Table
 
@@ -341,7 +341,7 @@ def _threads(backend: str | None) -> int | None:
 
 
 def _fused(args, console, chains, sizes, dtype, settings, gpu: bool) -> list[dict]:
-    """The fused chains (``bench/fused.py``): a table and the speed-ups the issue asks for."""
+    """The fused chains (``gpubcast/bench/fused.py``): a table and the speed-ups the issue asks for."""
     from rich.table import Table
 
     from . import fused

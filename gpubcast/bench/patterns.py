@@ -1,4 +1,4 @@
-"""The benchmark's pattern suite, defined once for ``python -m gpubcast bench`` and ``pytest bench/``.
+"""The benchmark's pattern suite, defined once for ``python -m gpubcast bench`` and ``pytest benchmarks/``.
 
 A pattern is one broadcasting situation: an op (``add``, ``where``, ``sum``,
 ``copy``, the data movement of ``broadcast_to``/``expand``, or ``axpb``, a user kernel

@@ -17,7 +17,7 @@ dispatcher can ever request, for ``python -m gpubcast kernels --check``.
 Every kernel of binary, ternary and copy also exists on other store paths (``Path``:
 kernels/indexing.cuh Path -- store width, streaming stores, tile order, block size, elements per
 thread): ``Kernels.on(path)`` names them.  The dispatcher requests the default path only; the
-others are the variants ``bench/write_only.py`` measures on a GPU.
+others are the variants ``benchmarks/write_only.py`` measures on a GPU.
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def operand_classes(p, host_values) -> list:
 def templates_for(op_name, p, in_dtypes, out_dtype, host_values, path: catalog.Path = catalog.DEFAULT_PATH) -> tuple:
     """The launch templates of ``op_name`` over plan ``p`` (``host_values``: per input, whether it is a
     host scalar): the kernels ``launches`` fills with an actual call's addresses.  ``path``: the kernels'
-    store path (binary, ternary, copy; the default but for bench/write_only.py's variants, which launch
+    store path (binary, ternary, copy; the default but for benchmarks/write_only.py's variants, which launch
     with ``path.threads`` threads a block)."""
     op = _ops.get(op_name)
     classes = operand_classes(p, host_values)

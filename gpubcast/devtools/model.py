@@ -117,10 +117,10 @@ L2_SHARE = 25e6             # bytes of the 50 MB L2 a stream can count on findin
 DTYPE = np.dtype(np.float32)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 GOAL, GOAL_TRANSPOSED = 0.9, 0.7
-#: the one GPU run the model is checked against (bench/results; gpubcast-cuda, large float32), and the
+#: the one GPU run the model is checked against (benchmarks/results; gpubcast-cuda, large float32), and the
 #: model's terms for the kernels it ran (the kernels have changed since: ``terms_of_run``)
-H100_RUN = "bench/results/nvidia-h100-80gb-hbm3-2026-11-27.json"
-H100_TERMS = "bench/results/nvidia-h100-80gb-hbm3-2026-11-27.model.json"
+H100_RUN = "benchmarks/results/nvidia-h100-80gb-hbm3-2026-11-27.json"
+H100_TERMS = "benchmarks/results/nvidia-h100-80gb-hbm3-2026-11-27.model.json"
 #: patterns whose measured fraction the model does not explain (the H100 run), and why not
 UNEXPLAINED = {
     "explicit": "a broadcast copy: measured 0.59, the model about 0.85; its stores are outer's (0.84)",
@@ -468,7 +468,7 @@ def lane_layout(name: str, dtype: str = "float32") -> tuple | None:
 def measured(run: str = H100_RUN, dtype: str = "float32") -> dict:
     """{pattern: fraction of copy} of gpubcast's CUDA backend at the large size in a benchmark run's
     JSON (``run``: a path, relative ones from the repository root); {} where the file is absent (an
-    installed package has no bench/results)."""
+    installed package has no benchmarks/results)."""
     path = Path(run) if Path(run).is_absolute() else Path(__file__).resolve().parents[2] / run
     if not path.is_file():
         return {}
@@ -543,7 +543,7 @@ def run_block(label: str, family: str, name: str, params: bytes, grid: int, memo
                     sass_exec.traffic(threads, False, out_range).bytes, stores.sector_fill)
 
 
-AXPB = ("T a, T x, T b", "T z", "z = a * x + b", "axpb")   # the benchmark's user kernel (bench/peers.py)
+AXPB = ("T a, T x, T b", "T z", "z = a * x + b", "axpb")   # the benchmark's user kernel (gpubcast/bench/peers.py)
 
 
 def user_kernel_launch(decl, shapes, dtype: str = "float32", path=None, pointers=None):

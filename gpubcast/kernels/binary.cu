@@ -10,7 +10,7 @@
 //                                       index_t = u32 (magic division) or u64 (outputs >= 2^31).
 //   *_ept<...>                          elements per thread of each kernel (host grid size).
 // Every kernel takes a last template argument P, its store path (indexing.cuh Path; default
-// DefaultPath, the only one the runtime launches: other paths are bench/write_only.py's variants).
+// DefaultPath, the only one the runtime launches: other paths are benchmarks/write_only.py's variants).
 // A, B: the op's loop dtypes (equal except int64/uint64 comparisons); the output type is
 // what Op returns (bool for comparisons and logical ops, else A).
 // Assumption: x1/x2 of a VALUE class carry the value in Head::value (loop dtype's bytes).

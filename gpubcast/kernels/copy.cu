@@ -7,7 +7,7 @@
 //   copy_general<Op, T, index_t>   any strides (broadcast dims have stride 0); General<1, index_t>
 //   *_ept<...>                     elements per thread
 // Every kernel takes a last template argument P, its store path (indexing.cuh Path; default
-// DefaultPath, the only one the runtime launches: other paths are bench/write_only.py's variants).
+// DefaultPath, the only one the runtime launches: other paths are benchmarks/write_only.py's variants).
 // Assumption: a scalar x (one device element or a host value) fills the output; a
 //   contiguous x with a contiguous output is a plain (vectorised) copy.
 #include "indexing.cuh"

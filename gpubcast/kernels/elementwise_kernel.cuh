@@ -9,7 +9,7 @@
 // argument slots of a Head<NIN> (slot s: the s-th array parameter in declaration order, inputs
 // then outputs; NIN + 1 slots), classed by the host: CONTIG, SCALAR (an input of stride 0
 // everywhere) or STRIDED (outputs never SCALAR).  Kernels, each on a store path P (default
-// DefaultPath; others for bench/write_only.py):
+// DefaultPath; others for benchmarks/write_only.py):
 //   NAME_contig<P>            no STRIDED slot: EwkContig<NIN, NPARAM> (u64 indices, vector
 //                             accesses when every contiguous slot aligns, checked per launch)
 //   NAME<index_t, P>          any strides: EwkGeneral<NIN, NPARAM, index_t>; row tiles with

@@ -113,7 +113,7 @@ constexpr int SHARED_BYTES = SHARED_DATA + TILE_COLS * 16;   // + a padding elem
 // Path<STORE, STREAM, SPAN, THREADS, EPT>: how a kernel of row tiles writes its output and which
 // tiles a block takes.  Every kernel the runtime launches runs DefaultPath (the code as it was
 // before paths existed: the same SASS on sm_90 but for register numbers); the others are variants
-// that bench/write_only.py measures on a GPU (catalog.Path is the host's side of it):
+// that benchmarks/write_only.py measures on a GPU (catalog.Path is the host's side of it):
 //   STORE    bytes a store instruction writes at most: 16 (a vector of up to 16 bytes, as the
 //            loads), 8 or 4 (a vector store split in pieces; an element wider than STORE is
 //            stored whole)

@@ -10,7 +10,7 @@ do nothing; arrays are plain attributes).  Best and median over 31 samples of >=
 ``--before-src DIR`` times a source tree of an older gpubcast instead (e.g. ``git archive <rev> | tar
 -x -C DIR``), which has only the Python runner, so that one run on one machine gives both sides.
 
-Run: .venv/bin/python bench/cuda_host_path.py [--before-src DIR]
+Run: .venv/bin/python benchmarks/cuda_host_path.py [--before-src DIR]
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Planner cost: a cache hit for plan(a, b) with two small arrays (issue target: < 2 us),
-and a miss for comparison.  Run: .venv/bin/python -m pytest bench/test_plan_cache.py"""
+and a miss for comparison.  Run: .venv/bin/python -m pytest benchmarks/test_plan_cache.py"""
 
 import numpy as np
 

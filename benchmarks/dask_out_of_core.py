@@ -14,8 +14,8 @@ of the input ever exists at once: each worker holds a few chunks.
 Prints the input size, the chunking, the time, and the peak resident memory (ru_maxrss) of each
 worker process and of this process (which runs the scheduler).  Checks a slice against NumPy.
 
-    python bench/dask_out_of_core.py                   # 4 GiB through 2 workers of 768 MiB each
-    python bench/dask_out_of_core.py --gib 1 --scheduler threads   # no cluster: this process only
+    python benchmarks/dask_out_of_core.py                   # 4 GiB through 2 workers of 768 MiB each
+    python benchmarks/dask_out_of_core.py --gib 1 --scheduler threads   # no cluster: this process only
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Cache stress: processes released together on an empty cache, then a fresh process over the
 warm cache; every value checked against the NumPy reference.
 
-    python bench/cache_stress.py [--rounds 30] [--procs 3] [--cases 24] [--seed 0] [--start both]
+    python benchmarks/cache_stress.py [--rounds 30] [--procs 3] [--cases 24] [--seed 0] [--start both]
 
 Each round gets a new, empty ``GPUBCAST_CACHE_DIR`` and a pool of ``--cases`` (op, dtype) pairs
 drawn from the op registry (every op kind: binary, where, variadic, axpby, copy).  ``--procs``

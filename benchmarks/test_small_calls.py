@@ -1,6 +1,6 @@
 """Small calls under pytest-benchmark: every row of ``python -m gpubcast bench --size tiny``'s small-call
 table (gpubcast/bench/calls.py), gpubcast and its peer side by side in one group per row.
-Run: .venv/bin/python -m pytest bench/test_small_calls.py --benchmark-group-by=group"""
+Run: .venv/bin/python -m pytest benchmarks/test_small_calls.py --benchmark-group-by=group"""
 
 import contextlib
 

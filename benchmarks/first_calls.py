@@ -1,7 +1,7 @@
 """First calls on an empty cache: what a new user's first session pays in compiling (Numba's rows
 and drivers, the hot call path's library), measured in one process.
 
-    GPUBCAST_CACHE_DIR=$(mktemp -d) python bench/first_calls.py
+    GPUBCAST_CACHE_DIR=$(mktemp -d) python benchmarks/first_calls.py
 
 Prints the seconds from before ``import gpubcast`` to the end of each step: the import; three
 ``gb.add`` calls on 100 float32 elements (the first compiles); an ``add`` of 10^6 elements (the

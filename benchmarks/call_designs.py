@@ -13,7 +13,7 @@ in each, on (4, 8) float32 operands, against NumPy's same call.
   compiled          what gpubcast ships: the NumPy-style function calling hot_call.cpp, which keys
                     the call from the arrays' C fields and calls the driver (gpubcast.compiled_calls)
 
-Run: .venv/bin/python bench/call_designs.py   (prints a table; docs/reports/cpu-vm.md quotes one run)
+Run: .venv/bin/python benchmarks/call_designs.py   (prints a table; docs/reports/cpu-vm.md quotes one run)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Per-call cost of gpubcast.fuse at tiny sizes, warm (issue 14: a fused call with a warm trace and
 plan costs at most 2x one gpubcast op call), next to the single ops it is compared with.
-Run: .venv/bin/python -m pytest bench/test_fused_calls.py"""
+Run: .venv/bin/python -m pytest benchmarks/test_fused_calls.py"""
 
 import numpy as np
 

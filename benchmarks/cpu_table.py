@@ -7,7 +7,7 @@ model (``Transpose`` then ``Add`` for the transposed case: it has no strided inp
 ``intra_op_num_threads`` equal to Numba's thread count and spinning off, inputs and the
 preallocated output bound with io_binding.
 
-    python bench/cpu_table.py [--repeats N] [--calls N] [--json PATH]
+    python benchmarks/cpu_table.py [--repeats N] [--calls N] [--json PATH]
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ this machine).  Per row, over ``--repeat`` samples: ``issue``, the host time of 
 (launches queued, no synchronisation), and ``done``, the time until the device finished them
 (one synchronisation at the end); both per call, best and median.
 
-Run: python bench/gpu_calls.py [--json PATH] [--calls 2000] [--repeat 15]
-     python bench/gpu_calls.py --virtual --calls 20 --repeat 2     (the plumbing, without a GPU)
+Run: python benchmarks/gpu_calls.py [--json PATH] [--calls 2000] [--repeat 15]
+     python benchmarks/gpu_calls.py --virtual --calls 20 --repeat 2     (the plumbing, without a GPU)
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Store-path microbenchmark (issue 42, grown from issue 23's write-only probe): which way of writing takes
-each kernel family to the device's write ceiling?  On the H100 run (bench/results/nvidia-h100-80gb-hbm3-
+each kernel family to the device's write ceiling?  On the H100 run (benchmarks/results/nvidia-h100-80gb-hbm3-
 2026-11-27.md) the broadcast copies ``expand`` and ``explicit`` moved 54-59 % of copy bandwidth while ``add``
 on ``outer`` wrote the same kind of output at 84 %, with the same stores in the SASS; no static model tells
 them apart (``gpubcast.devtools.model.UNEXPLAINED``).  This script measures, per kernel family and pattern,
 each store path of kernels/indexing.cuh (``Path``; host side ``gpubcast.cuda.catalog.Path``) against the
 device's memset and memcpy, in one run.
 
-    PYTHONPATH=. python bench/write_only.py [--repeat 5] [--json FILE] [--patterns A,B] [--variants A,B]
-    PYTHONPATH=. python bench/write_only.py --virtual     # no GPU: every row's kernel run and checked
-    PYTHONPATH=. python bench/write_only.py --static      # no GPU: each row's stores, as the SASS runs
+    PYTHONPATH=. python benchmarks/write_only.py [--repeat 5] [--json FILE] [--patterns A,B] [--variants A,B]
+    PYTHONPATH=. python benchmarks/write_only.py --virtual     # no GPU: every row's kernel run and checked
+    PYTHONPATH=. python benchmarks/write_only.py --static      # no GPU: each row's stores, as the SASS runs
 
 Patterns (float32; the benchmark's GPU shapes, (M, K) = (16384, 4096): 256 MiB written):
 
@@ -88,7 +88,7 @@ from gpubcast.cuda.sources import FAMILIES
 
 M, K = 16384, 4096
 F32 = np.dtype(np.float32)
-AXPB = ("T a, T x, T b", "T z", "z = a * x + b", "axpb")   # the benchmark's user kernel (bench/peers.py)
+AXPB = ("T a, T x, T b", "T z", "z = a * x + b", "axpb")   # the benchmark's user kernel (gpubcast/bench/peers.py)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""pytest-benchmark over the benchmark's pattern suite (``pytest bench/``; not part of ``make test``).
+"""pytest-benchmark over the benchmark's pattern suite (``pytest benchmarks/``; not part of ``make test``).
 
 The same patterns and peers as ``python -m gpubcast bench`` (gpubcast.bench.patterns and
 .peers): every pattern x size (tiny, large) x backend present here.  Each case first checks
@@ -6,8 +6,8 @@ the peer's result against NumPy's, then times calls that rotate over two input s
 synchronise, since pytest-benchmark's clock is the host's.  The JSON of
 ``--benchmark-json`` carries each case's traffic in ``extra_info`` (bytes, GB/s).
 
-    pytest bench/ --benchmark-group-by=group
-    GPUBCAST_BENCH_SIZES=tiny pytest bench/      # only the per-call latency cases
+    pytest benchmarks/ --benchmark-group-by=group
+    GPUBCAST_BENCH_SIZES=tiny pytest benchmarks/      # only the per-call latency cases
 """
 
 import itertools
