@@ -95,7 +95,7 @@ def _libraries(virtual: bool):
 
     from gpubcast.backends.cuda import CudaBackend
     if virtual:   # the plumbing on the virtual device (no timing worth reading): a dry run without a GPU
-        from gpubcast.devtools import virtual as v, virtual_torch
+        from gpubcast.testing import virtual as v, virtual_torch
         stack = contextlib.ExitStack()
         cp = stack.enter_context(v.installed())
         torch = stack.enter_context(virtual_torch.installed(cp))

@@ -2,7 +2,7 @@
 each kernel family to the device's write ceiling?  On the H100 run (benchmarks/results/nvidia-h100-80gb-hbm3-
 2026-11-27.md) the broadcast copies ``expand`` and ``explicit`` moved 54-59 % of copy bandwidth while ``add``
 on ``outer`` wrote the same kind of output at 84 %, with the same stores in the SASS; no static model tells
-them apart (``gpubcast.devtools.model.UNEXPLAINED``).  This script measures, per kernel family and pattern,
+them apart (``gpubcast.sass.model.UNEXPLAINED``).  This script measures, per kernel family and pattern,
 each store path of kernels/indexing.cuh (``Path``; host side ``gpubcast.cuda.catalog.Path``) against the
 device's memset and memcpy, in one run.
 
@@ -42,8 +42,8 @@ Columns: GB/s written (output bytes / median time, CUDA events, ``gpubcast.bench
 the output, as ``python -m gpubcast bench`` counts it), "of memcpy" (moved over the memcpy's bytes moved,
 the benchmark's "fraction of copy"), blocks/SM (the driver's occupancy for the launch's block size).
 Every row's output is checked against CuPy's/NumPy's values before it is timed (a wrong variant fails
-the run).  ``--static`` prints, per row, what the SASS interpreter (``sass_exec``, sm_90) sees in one block
-at these shapes: instructions and L1 lines per element, store requests per element and store sector
+the run).  ``--static`` prints, per row, what the SASS interpreter (``gpubcast.sass.interpreter``, sm_90) sees in
+one block at these shapes: instructions and L1 lines per element, store requests per element and store sector
 fill (1.0: every 32-byte sector a store request touches is written whole).  Nothing of ``--static`` is
 measured on a GPU.
 
@@ -208,7 +208,7 @@ def _template(a: Arrays, path: catalog.Path):
 
 def _user_launch(a: Arrays, path: catalog.Path):
     """The user kernel's launch (``elementwise_build.GpuLaunch``) on store ``path``."""
-    from gpubcast.devtools import model
+    from gpubcast.sass import model
     return model.user_kernel_launch(AXPB, [x.shape for x in a.ins], "float32", path,
                                     [x.data.ptr for x in a.ins] + [a.out.data.ptr])[1]
 
@@ -343,7 +343,7 @@ def run(cp, *, small: bool, repeat: int, gpu: bool, patterns=PATTERNS, variants=
         seconds = precompile([(r.family, r.kernel) for r in found if r.kernel], arch, jobs)
         out(f"compiled {n} kernels for {arch} in {seconds:.0f} s")
     else:
-        from gpubcast.devtools import virtual
+        from gpubcast.testing import virtual
         virtual.prepare(sorted({(r.family, r.kernel) for r in found if r.kernel}))
     wanted: dict = {}
     results = []
@@ -408,7 +408,7 @@ def short(name: str) -> str:
 # ---- --static: what the SASS interpreter sees --------------------------------------------------------
 
 class _Buffer:
-    """A zero-filled buffer of ``sass_exec.Memory`` with what ``Arrays`` and the planner read of an array."""
+    """A zero-filled buffer of ``interpreter.Memory`` with what ``Arrays`` and the planner read of an array."""
 
     def __init__(self, memory, shape, dtype):
         a = np.zeros(shape, dtype)
@@ -418,11 +418,11 @@ class _Buffer:
 
 
 class _Memory:
-    """Just enough of CuPy for ``Arrays`` over ``sass_exec.Memory``: ``empty``."""
+    """Just enough of CuPy for ``Arrays`` over ``interpreter.Memory``: ``empty``."""
 
     def __init__(self):
-        from gpubcast.devtools import sass_exec
-        self.memory = sass_exec.Memory()
+        from gpubcast.sass import interpreter
+        self.memory = interpreter.Memory()
 
     def empty(self, shape, dtype):
         return _Buffer(self.memory, shape, dtype)
@@ -433,7 +433,7 @@ def static(patterns, variants, out=print) -> list[dict]:
     interpreter (sm_90, ``model.run_block``): instructions and L1 lines per element, store requests per
     element, store sector fill.  Rows of other than 256 threads a block are left out (the interpreter runs
     blocks of 256)."""
-    from gpubcast.devtools import model
+    from gpubcast.sass import model
     found = []
     for pattern in patterns:
         host = _Memory()
@@ -473,7 +473,7 @@ def main(argv=None, out=print) -> list[dict]:
         results = static(patterns, variants, out)
         device = "static (sm_90 SASS interpreter)"
     elif args.virtual:
-        from gpubcast.devtools import virtual
+        from gpubcast.testing import virtual
         with virtual.installed() as cp:
             results = run(cp, small=True, repeat=args.repeat, gpu=False, patterns=patterns, variants=variants,
                           out=out)

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from gpubcast import backends, ops
-from gpubcast.devtools import checks
+from gpubcast.testing import checks
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 ``gpubcast.cache``.
 
 Used by gpubcast.ElementwiseKernel on NumPy arrays (``elementwise_build``, cache kind ``cpu``) and by
-the host emulation of the CUDA kernels (``gpubcast.devtools.emulate``, kind ``emulation``).  A library
+the host emulation of the CUDA kernels (``gpubcast.testing.emulate``, kind ``emulation``).  A library
 is named by a hash of its text, the compiler (path and ``--version``), its flags and include folders;
 beside each ``.so`` an entry holds its SHA-256, checked before the library is handed out to be loaded
 (a damaged or foreign ``.so`` is rebuilt, never loaded).  One process builds a library while the

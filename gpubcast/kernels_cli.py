@@ -12,12 +12,12 @@
         fill the runtime kernel cache (what a GPU compiles on first use) for the given
         architecture, default the current device's, in parallel.
     --resources [--arch sm_80 sm_90]
-        static resource report of the hot kernels (gpubcast.devtools.resources): registers, spills,
+        static resource report of the hot kernels (gpubcast.sass.resources): registers, spills,
         local memory, occupancy at the launch block size, global access widths and instructions
         per element, from ptxas's report and the SASS (cuobjdump, nvdisasm); no GPU needed.
     --model
         a static model of each benchmark pattern's fraction of copy bandwidth on an H100 (sm_90),
-        from the SASS of the kernel it launches (gpubcast.devtools.model); a model, nothing measured.
+        from the SASS of the kernel it launches (gpubcast.sass.model); a model, nothing measured.
     --emulate [--seed N] [--cases N]
         run every kernel family on the CPU (host emulation harness) over the benchmark
         patterns and random cases, against the NumPy reference; non-zero exit on any mismatch.
@@ -163,8 +163,8 @@ def warm(arches=None, families=None, *, jobs=2, out=print) -> int:
 def resources(arches, jobs=2, out=print) -> int:
     """Print the static resource table of the hot kernels for ``arches``; 0 when it was made."""
     from .cuda import compiler
-    from .devtools import resources as res
-    why = res.unavailable()
+    from .sass import cubins, resources as res
+    why = cubins.unavailable()
     if why:
         out(f"error: the resource report cannot be made here: {why}")
         return 2
@@ -184,8 +184,8 @@ def resources(arches, jobs=2, out=print) -> int:
 
 def model(out=print) -> int:
     """Print the static bandwidth model of the benchmark patterns (H100, sm_90); 0 when it was made."""
-    from .devtools import model as mdl, resources as res
-    why = res.unavailable()
+    from .sass import cubins, model as mdl
+    why = cubins.unavailable()
     if why:
         out(f"error: the bandwidth model cannot be made here: {why}")
         return 2
@@ -211,7 +211,7 @@ def emulate(seed=0, n_cases=400, jobs=2, out=print) -> int:
     """Run the benchmark patterns and random cases on the emulated kernels; 0 when all agree."""
     import numpy as np
 
-    from .devtools import checks, emulate as em
+    from .testing import checks, emulate as em
     why = em.available()
     if why:
         out(f"error: host emulation is not available here: {why}")

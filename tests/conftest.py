@@ -1,9 +1,9 @@
 """Shared test configuration: Hypothesis profiles, the GPU marker and the ``cupy`` fixture.
 
-``cupy``: the real CuPy where a GPU is, else the virtual CUDA device (``gpubcast.devtools.virtual``):
+``cupy``: the real CuPy where a GPU is, else the virtual CUDA device (``gpubcast.testing.virtual``):
 gpubcast's real CUDA backend path with every kernel launch checked and run by the host emulation.
 ``GPUBCAST_VIRTUAL_CUDA=1`` takes the virtual device even where a GPU is; ``=0`` never takes it
-(tests that use the fixture then need a GPU, as before); that switch is ``gpubcast.devtools.device``.
+(tests that use the fixture then need a GPU, as before); that switch is ``gpubcast.testing.device``.
 Tests marked ``gpu`` that do not use the fixture still need a real GPU.
 """
 
@@ -13,7 +13,7 @@ import zlib
 import pytest
 from hypothesis import HealthCheck, settings
 
-from gpubcast.devtools import device
+from gpubcast.testing import device
 
 settings.register_profile("ci", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])

@@ -1,12 +1,12 @@
 """The namespace ``ci/array-api-tests`` runs the Array API suite against
-(``gpubcast.devtools.array_api_namespace``): the standard's 67 elementwise functions (2024.12) and
+(``gpubcast.testing.array_api_namespace``): the standard's 67 elementwise functions (2024.12) and
 ``where`` are gpubcast's own functions, every other name is NumPy's."""
 
 import numpy as np
 import pytest
 
 import gpubcast as gb
-from gpubcast.devtools import array_api_namespace as xp
+from gpubcast.testing import array_api_namespace as xp
 
 
 def test_the_standards_functions_are_gpubcasts():

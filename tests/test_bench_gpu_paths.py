@@ -168,7 +168,7 @@ def test_gpu_sweep_on_the_virtual_device(monkeypatch):
     The timing's CUDA events are host-clock stand-ins (the real CuPy for everything else: NVRTC)."""
     from gpubcast.bench import sweep
     from gpubcast.bench.peers import Gpubcast, _array_module_peer
-    from gpubcast.devtools import device, virtual
+    from gpubcast.testing import device, virtual
 
     why = device.virtual_unavailable()
     if why:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gpubcast.devtools import emulate, resources
+from gpubcast.sass import cubins
+from gpubcast.testing import emulate
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=f"needs the host emulation: {emulate.available()}")
 
@@ -57,7 +58,7 @@ def test_every_row_runs_its_kernel_and_writes_numpys_values(tmp_path):
     assert len(lines) == 1 + len(rows)
 
 
-@pytest.mark.skipif(bool(resources.unavailable()), reason=f"needs NVRTC and nvdisasm: {resources.unavailable()}")
+@pytest.mark.skipif(bool(cubins.unavailable()), reason=f"needs NVRTC and nvdisasm: {cubins.unavailable()}")
 def test_static_rows_see_the_stores_each_variant_makes():
     """At the GPU shapes: expand's default stores are full lane chunks (one request per 128 elements, sectors
     written whole); store4 splits them (4x the requests, a quarter of each sector per request); chunk4 makes
@@ -88,7 +89,7 @@ def test_ratios_and_table_from_timed_rows():
         wo.main(["--virtual", "--variants", "default,nope"])
 
 
-@pytest.mark.skipif(bool(resources.unavailable()), reason=f"needs NVRTC: {resources.unavailable()}")
+@pytest.mark.skipif(bool(cubins.unavailable()), reason=f"needs NVRTC: {cubins.unavailable()}")
 def test_precompile_fills_the_runtime_cache_from_worker_processes(monkeypatch):
     """The GPU run compiles every row's kernel in spawned NVRTC processes first (a user kernel's generated
     family registered there too); the launches then find them in the cache, compiling nothing."""

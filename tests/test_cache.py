@@ -379,7 +379,7 @@ def test_a_damaged_nvrtc_entry_is_compiled_again(one_kernel, tmp_path, damage):
 
 def test_a_damaged_emulation_library_is_rebuilt_not_loaded(tmp_path, monkeypatch):
     from gpubcast.cuda import catalog
-    from gpubcast.devtools import emulate
+    from gpubcast.testing import emulate
     if emulate.available():
         pytest.skip(emulate.available())
     monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path))
@@ -394,7 +394,7 @@ def test_a_damaged_emulation_library_is_rebuilt_not_loaded(tmp_path, monkeypatch
 def _harness_precompiled():
     from gpubcast import hostbuild
     from gpubcast.cuda import sources
-    from gpubcast.devtools import emulate
+    from gpubcast.testing import emulate
     if emulate.available():
         pytest.skip(emulate.available())
     cxx = hostbuild.compiler("test")
@@ -421,7 +421,7 @@ def _reads_precompiled(tmp_path, kind, header, flags, includes, text):
 def test_emulation_builds_read_the_harness_precompiled(tmp_path, monkeypatch):
     """The cached .gch fits the emulation's flags, for a text made as ``emulate.translation_unit`` makes it."""
     from gpubcast.cuda import catalog
-    from gpubcast.devtools import emulate
+    from gpubcast.testing import emulate
     monkeypatch.setenv("GPUBCAST_CACHE_DIR", str(tmp_path / "cache"))
     header, _, includes, _ = _harness_precompiled()
     text = emulate.translation_unit("copy", list(catalog.every_instantiation()["copy"][0].names())[:1])

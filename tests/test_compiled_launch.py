@@ -27,9 +27,9 @@ from gpubcast import backends, compiled_calls, dispatch, ops
 from gpubcast.backends.cuda import CudaBackend
 
 pytestmark = pytest.mark.skipif(bool(_virtual_unavailable()), reason=_virtual_unavailable() or "")
-virtual = pytest.importorskip("gpubcast.devtools.virtual")
+virtual = pytest.importorskip("gpubcast.testing.virtual")
 from gpubcast.cuda import compiled_launch  # noqa: E402 - after the skip: it builds with the virtual device's tools
-from gpubcast.devtools import virtual_torch  # noqa: E402
+from gpubcast.testing import virtual_torch  # noqa: E402
 
 F32 = np.float32
 HX = (np.arange(12, dtype=F32).reshape(3, 4) - 5.5) / 2
@@ -308,7 +308,7 @@ def test_the_off_switch_leaves_the_python_path(tmp_path):
     """GPUBCAST_COMPILED_CALLS=0 turns the compiled launch path off with the CPU's: every call takes
     the Python runner, with the same values (a fresh process: the switch is read when it loads)."""
     code = ("import numpy as np, gpubcast as gb\n"
-            "from gpubcast.devtools import virtual\n"
+            "from gpubcast.testing import virtual\n"
             "from gpubcast.cuda import compiled_launch\n"
             "with virtual.installed() as cp:\n"
             "    x = cp.asarray(np.arange(6.0))\n"
@@ -411,7 +411,7 @@ def test_arrays_on_another_device_or_two_devices_are_refused_on_both_paths():
                     gb.negative(t)
 
 
-# ---- torch tensors (devtools.virtual_torch stands in for torch) ------------------------------------------
+# ---- torch tensors (testing.virtual_torch stands in for torch) ------------------------------------------
 
 @pytest.fixture
 def torch(cp):

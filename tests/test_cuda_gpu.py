@@ -2,7 +2,7 @@
 
 Marker ``gpu``.  The ``cupy`` fixture (conftest.py) is the real CuPy where a GPU is
 (``ci/gpu-check`` runs them on a GPU machine), else the virtual CUDA device
-(``gpubcast.devtools.virtual``): the same backend path, each launch's arguments checked against
+(``gpubcast.testing.virtual``): the same backend path, each launch's arguments checked against
 the loaded kernel's parameters and run by the host emulation with every memory access checked.
 On the virtual device a sample of the (op, dtype) cases runs by default, the rest is marked
 ``slow``.  Device operands keep the host operand's strides and 16-byte alignment offset
@@ -21,7 +21,7 @@ import gpubcast as gb
 from gpubcast import backends
 from gpubcast import dtypes as _dt
 from gpubcast import ops
-from gpubcast.devtools import checks
+from gpubcast.testing import checks
 from gpubcast.dispatch import apply
 
 pytestmark = pytest.mark.gpu

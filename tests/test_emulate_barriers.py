@@ -1,4 +1,4 @@
-"""The host emulation's __syncthreads() and __shared__ (gpubcast/devtools/emulate.py): a block's threads
+"""The host emulation's __syncthreads() and __shared__ (gpubcast/testing/emulate.py): a block's threads
 run as fibers, a barrier waits for all of them, shared variables are one per block; barrier
 divergence and shared-memory races are faults; the fibers are one team per OS thread, shared by every
 library.  Tiny kernels of registered test families."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gpubcast.cuda import sources
-from gpubcast.devtools import emulate
+from gpubcast.testing import emulate
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
 

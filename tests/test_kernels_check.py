@@ -81,7 +81,7 @@ def test_store_path_variants_compile_and_store_as_they_say():
     """benchmarks/write_only.py's store paths (kernels/indexing.cuh Path) compile for sm_80 and sm_90 in every family
     that takes them, and their row tiles store as named (sm_90 SASS): streaming stores (STG.E.EF), 8-byte
     pieces, and a block size that NVRTC records (.maxntid); the default path names the catalog's kernels."""
-    from gpubcast.devtools import resources
+    from gpubcast.sass import cubins
     f4 = np.dtype("f4")
     families = {"binary": catalog.kernels_for(ops.get("add"), (f4, f4), f4),
                 "ternary": catalog.kernels_for(ops.get("where"), (np.dtype("?"), f4, f4), f4),
@@ -95,9 +95,9 @@ def test_store_path_variants_compile_and_store_as_they_say():
             assert compiled.binary[:4] == b"\x7fELF" and "error" not in compiled.log
     with pytest.raises(ValueError, match="unary kernels take no store path"):
         catalog.kernels_for(ops.get("negative"), (f4,), f4).on(paths[0])
-    if resources.unavailable():
+    if cubins.unavailable():
         return
-    stores = {p: set(re.findall(r"\bSTG\S*", resources.listings("copy", families["copy"].on(p).name(32), "sm_90")[4]))
+    stores = {p: set(re.findall(r"\bSTG\S*", cubins.listings("copy", families["copy"].on(p).name(32), "sm_90")[4]))
               for p in (catalog.Path(), *paths)}
     assert "STG.E.EF.128" in stores[paths[0]] and not any(".EF" in s for s in stores[catalog.Path()])
     assert "STG.E.64" in stores[paths[1]] and "STG.E.64" not in stores[catalog.Path()]

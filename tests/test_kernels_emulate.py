@@ -21,7 +21,7 @@ from gpubcast import ops
 from gpubcast.cuda import launch
 from gpubcast.cuda.catalog import Path
 from gpubcast.cuda.sources import FAMILIES
-from gpubcast.devtools import checks, emulate
+from gpubcast.testing import checks, emulate
 from gpubcast.dispatch import apply
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")

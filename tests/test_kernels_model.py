@@ -1,13 +1,13 @@
-"""The static bandwidth model of the benchmark patterns (gpubcast.devtools.model): an H100 model fed by
+"""The static bandwidth model of the benchmark patterns (gpubcast.sass.model): an H100 model fed by
 the SASS of the kernel each pattern launches. A model, +-15 %: nothing here is measured on a GPU."""
 
 import json
 
 import pytest
 
-from gpubcast.devtools import model, resources as res
+from gpubcast.sass import cubins, model, resources as res
 
-WHY = res.unavailable()
+WHY = cubins.unavailable()
 needs_tools = pytest.mark.skipif(bool(WHY), reason=f"the model needs NVRTC, cuobjdump and nvdisasm: {WHY}")
 
 #: patterns the model predicts below their goal today, {(name, dtype): why} (the gap; an entry comes out

@@ -11,7 +11,7 @@ import gpubcast as gb
 from gpubcast import ops
 from gpubcast.cuda import catalog, launch
 from gpubcast.cuda.sources import FAMILIES
-from gpubcast.devtools import emulate
+from gpubcast.testing import emulate
 
 needs_harness = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
 

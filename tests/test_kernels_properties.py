@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 import gpubcast as gb
 from gpubcast import ops
 from gpubcast.cuda import catalog
-from gpubcast.devtools import emulate
+from gpubcast.testing import emulate
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=emulate.available() or "")
 

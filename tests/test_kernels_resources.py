@@ -1,13 +1,13 @@
-"""Static resource thresholds of the hot kernels (gpubcast.devtools.resources): from ptxas's report and the
+"""Static resource thresholds of the hot kernels (gpubcast.sass.resources): from ptxas's report and the
 SASS of the CUBINs NVRTC builds with the runtime options, for sm_80 and sm_90. No GPU: nothing here is
 measured on hardware. Only the hot instantiations are compiled, once, into gpubcast's cache."""
 
 import pytest
 
 from gpubcast.cuda import compiler
-from gpubcast.devtools import resources as res
+from gpubcast.sass import cubins, resources as res
 
-WHY = res.unavailable()
+WHY = cubins.unavailable()
 needs_tools = pytest.mark.skipif(bool(WHY), reason=f"static resource checks need NVRTC, cuobjdump and nvdisasm: {WHY}")
 
 ARCHES = ("sm_80", "sm_90")
@@ -63,7 +63,7 @@ def test_rank6_strided_runs_at_most_40_instructions_per_element(label):
 def test_the_report_runs_what_the_model_runs():
     # the report's "vector" layout of the float32 add is the benchmark's row pattern (a (M, 4096)
     # output, a contiguous input and a row): the same kernel path, the same count per element
-    from gpubcast.devtools import model
+    from gpubcast.sass import model
     ran = res.executed(HOT["add f32 general32"], "sm_90", "vector")
     assert ran == pytest.approx(model.executed("row"), rel=0.05)
     assert res.executed(HOT["add f32 contig"], "sm_90", "strided") is None          # no such launch
@@ -82,10 +82,10 @@ def test_every_hot_kernel_has_a_steady_loop_and_a_vector_path():
 def test_ptxas_verbose_leaves_the_sass_unchanged():
     # the report's CUBIN is built with --ptxas-options=-v added; the runtime's without it
     k = HOT["copy 4 B contig"]
-    plain = res.clean_compile(k.family, k.name, "sm_90", ()).partition(b"\0")[2]
-    verbose, _, log = res.compiled(k.family, k.name, "sm_90")
+    plain = cubins.clean_compile(k.family, k.name, "sm_90", ()).partition(b"\0")[2]
+    verbose, _, log = cubins.compiled(k.family, k.name, "sm_90")
     assert "spill stores" in log
-    assert res._run_tool("nvdisasm", ["-c", "-ndf"], plain) == res._run_tool("nvdisasm", ["-c", "-ndf"], verbose)
+    assert cubins._run_tool("nvdisasm", ["-c", "-ndf"], plain) == cubins._run_tool("nvdisasm", ["-c", "-ndf"], verbose)
 
 
 @needs_tools
@@ -95,9 +95,9 @@ def test_an_earlier_fast_compile_does_not_change_the_report():
     k = HOT["where f32 general64"]
     compiler.compile_family(k.family, [k.name], "compute_90", fast=True)
     assert compiler.fast_compiled()
-    fresh = res.clean_compile(k.family, k.name, "sm_90").partition(b"\0")[2]
-    cached = res.listings(k.family, k.name, "sm_90")[4]
-    assert res._run_tool("nvdisasm", ["-c", "-ndf"], fresh) == cached
+    fresh = cubins.clean_compile(k.family, k.name, "sm_90").partition(b"\0")[2]
+    cached = cubins.listings(k.family, k.name, "sm_90")[4]
+    assert cubins._run_tool("nvdisasm", ["-c", "-ndf"], fresh) == cached
 
 
 @pytest.mark.parametrize("label", ["where f32 general64", "fused gelu f32 general32"])
@@ -112,7 +112,7 @@ def test_runtime_kernels_compiled_after_a_fast_compile_are_those_of_a_fresh_proc
         binary, _ = compiler.cached_kernel(k.family, k.name, "sm_90")
     finally:
         compiler.cached_kernel.cache_clear()
-    assert res._run_tool("nvdisasm", ["-c", "-ndf"], binary) == res.listings(k.family, k.name, "sm_90")[4]
+    assert cubins._run_tool("nvdisasm", ["-c", "-ndf"], binary) == cubins.listings(k.family, k.name, "sm_90")[4]
 
 
 @pytest.mark.parametrize("leaves", [4, 15])
@@ -205,12 +205,12 @@ def test_strided_path_counts_the_dims_loop_once_per_dim():
     # the 64-bit path keeps a loop over dims; the 32-bit path's offset calculation is unrolled
     # (gpubcast/kernels/indexing.cuh UNROLLED_LOCATE): its row loops, holding several divisions, are no dims loops
     k = HOT["add f32 general32"]
-    _, symbol, _, _, sass = res.listings(k.family, k.name, "sm_90")
+    _, symbol, _, _, sass = cubins.listings(k.family, k.name, "sm_90")
     instrs, labels, predicated = res.sass_functions(sass)[symbol]
     loop = res.steady_loop(instrs, labels, predicated)
     assert not res._inner_loops(instrs, labels, loop.start, loop.end)
     k = HOT["add f32 general64"]
-    _, symbol, _, _, sass = res.listings(k.family, k.name, "sm_90")
+    _, symbol, _, _, sass = cubins.listings(k.family, k.name, "sm_90")
     instrs, labels, predicated = res.sass_functions(sass)[symbol]
     loop = res.steady_loop(instrs, labels, predicated)
     assert res._inner_loops(instrs, labels, loop.start, loop.end), "no loop over dims found"

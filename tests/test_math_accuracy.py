@@ -91,7 +91,7 @@ def test_device_comparison_of_logaddexp_is_absolute_near_its_zero_crossing():
     """The GPU tests' ruler (``checks.agree`` with the device tolerance): logaddexp's error is
     absolute where its result nears 0 (x1 + log1p(...) cancels), so it is measured against
     max(|want|, 1) there, and against |want| for every other op."""
-    from gpubcast.devtools import checks
+    from gpubcast.testing import checks
     rtol = checks.tolerance("logaddexp", np.float64, device=True)
     assert rtol == 2 * ops.math_ulps("logaddexp", np.float64) * np.finfo(np.float64).eps
     want = np.array([1e-13, -0.5, 8.0])

@@ -1,4 +1,4 @@
-"""The virtual CUDA device itself (gpubcast.devtools.virtual): CuPy's argument marshalling, the checks
+"""The virtual CUDA device itself (gpubcast.testing.virtual): CuPy's argument marshalling, the checks
 against the loaded binary's parameters and names, and faults a GPU would raise, each provoked on purpose."""
 
 import numpy as np
@@ -10,7 +10,7 @@ from gpubcast import backends, ops
 from gpubcast.cuda import launch
 
 pytestmark = pytest.mark.skipif(bool(_virtual_unavailable()), reason=_virtual_unavailable() or "")
-virtual = pytest.importorskip("gpubcast.devtools.virtual")
+virtual = pytest.importorskip("gpubcast.testing.virtual")
 
 
 @pytest.fixture(params=["runtime", "fast"])

@@ -7,8 +7,8 @@ launch, NVRTC compilation and the kernels generated for fused programs.
 ``compiler``  compile with NVRTC (no GPU needed), cache CUBINs on disk
 ``fused``     one generated kernel for a fused program (``gpubcast.fusion``)
 
-The tooling around them (host emulation, virtual device, SASS report, cases, model) is
-``gpubcast.devtools``; nothing here imports it.  Nothing here imports CuPy at module import time
-(``compiler`` imports ``cupy.cuda.nvrtc`` when it first compiles), so the host emulation works
-wherever g++ and the headers do.
+The tooling around them is ``gpubcast.testing`` (host emulation, virtual device, cases) and
+``gpubcast.sass`` (SASS report, interpreter, model); nothing here imports either.  Nothing here
+imports CuPy at module import time (``compiler`` imports ``cupy.cuda.nvrtc`` when it first
+compiles), so the host emulation works wherever g++ and the headers do.
 """

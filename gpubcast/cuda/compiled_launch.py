@@ -20,7 +20,7 @@ Python path runs, with the same values (and raises what C does not check: anothe
 
 Launches: through the backend's ``Launcher``: the CUDA driver's ``cuLaunchKernel`` from
 ``libcuda`` (``LIBCUDA``, loaded with dlopen at run time: nothing links against it), the virtual
-device's (``devtools.virtual``: its emulation, checking the parameter bytes as ``Function.__call__``
+device's (``testing.virtual``: its emulation, checking the parameter bytes as ``Function.__call__``
 does), or ``noop()`` (the host-path benchmark).  A ``libcuda`` that does not load leaves the backend
 on the Python path (one warning).  ``GPUBCAST_COMPILED_CALLS=0`` turns this path off with the CPU's.
 

@@ -37,7 +37,7 @@ FAST_OPTIONS = ("--Ofast-compile=max",)
 #: whether this process has compiled with FAST_OPTIONS: NVRTC 13.5 keeps state across programs, and
 #: every later program of the process compiles differently (seen: where f32 general64 for sm_90,
 #: 79 registers in a fresh process, 85 after one --Ofast-compile=max program); ``compile_clean``
-#: (the runtime kernels, gpubcast.devtools.resources) compiles in a fresh process then
+#: (the runtime kernels, gpubcast.sass.resources) compiles in a fresh process then
 _fast_compiled = False
 
 

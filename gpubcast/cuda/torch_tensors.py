@@ -9,7 +9,7 @@ the compiled launch path, which reads torch tensors by their own fields (``regis
 stream, torch's allocator) -- the C entry of a torch call is the one its CuPy views registered.
 
 torch is never imported here: a tensor is recognised by its type, ``torch.Tensor`` of an already
-imported ``torch`` (or a type a stand-in registers, ``devtools.virtual_torch``), so gpubcast runs
+imported ``torch`` (or a type a stand-in registers, ``testing.virtual_torch``), so gpubcast runs
 where torch is absent.  A tensor that requires grad, or a complex one with a lazy conjugate or
 negation, is refused by DLPack (torch's error) on the Python path and never read by the C path.
 """

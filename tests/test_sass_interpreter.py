@@ -1,4 +1,4 @@
-"""The SASS interpreter (gpubcast.devtools.sass_exec) and the executed counts the model takes from it.
+"""The SASS interpreter (gpubcast.sass.interpreter) and the executed counts the model takes from it.
 
 The interpreter is trusted as far as these tests reach: a hand-counted listing; and the kernels of
 every benchmark pattern (float32 and float64), run from their sm_90 SASS over whole blocks at small
@@ -11,10 +11,11 @@ import pytest
 
 import gpubcast as gb
 from gpubcast import ops
-from gpubcast.devtools import emulate, model, resources as res, sass_exec as sx
 from gpubcast.dispatch import apply
+from gpubcast.sass import cubins, interpreter as sx, model
+from gpubcast.testing import emulate
 
-WHY = res.unavailable()
+WHY = cubins.unavailable()
 needs_tools = pytest.mark.skipif(bool(WHY), reason=f"the SASS comes from NVRTC and nvdisasm: {WHY}")
 
 #: a loop run c[0x0][0x210] times, each instruction's fate known

@@ -24,14 +24,14 @@ by its handle, and takes the argument bytes from ``extra`` (buffer and size) -- 
   size within ``.maxntid`` and 1024, grid within CUDA's limits, the stream is the current one and
   not a stream other than the capturing one while a capture runs;
 * runs the launch with the host-built kernel of the same instantiation
-  (``gpubcast.devtools.emulate``), blocks and threads in a shuffled order, every global access checked
+  (``gpubcast.testing.emulate``), blocks and threads in a shuffled order, every global access checked
   (``kernels/indexing.cuh`` ``GB_PTR``): inside the allocation its operand pointer points into and
   aligned to its type; a faulting access raises ``VirtualFault`` (on a GPU: an illegal or
   misaligned address error), as does barrier divergence or a shared-memory race.
 
 Device memory is NumPy memory: allocations are 256-byte aligned, fresh ones filled with a
 poison byte (0xA5, so unwritten output shows), and known to the device by address range.
-Barriers and shared memory are checked as ``gpubcast.devtools.emulate`` says (divergence, races on
+Barriers and shared memory are checked as ``gpubcast.testing.emulate`` says (divergence, races on
 shared memory accessed through ``GB_SMEM``).  What it cannot see: warps, memory ordering, races on
 global memory, NVRTC's optimiser (the host build is g++ -O0), real timing, and driver or ABI issues
 beyond parameter sizes.
@@ -708,7 +708,7 @@ class VirtualCupy(types.ModuleType):
         interface: the virtual device's DLPack producers, ``virtual_torch``, expose both)."""
         if not hasattr(x, "__dlpack__") or not hasattr(type(x), "__cuda_array_interface__"):
             raise TypeError("the virtual CUDA device imports DLPack only from objects that also expose "
-                            "__cuda_array_interface__ (gpubcast.devtools.virtual_torch)")
+                            "__cuda_array_interface__ (gpubcast.testing.virtual_torch)")
         x.__dlpack__()                         # the producer's refusals (a tensor that requires grad, ...)
         return self._from_interface(x.__cuda_array_interface__, None)
 

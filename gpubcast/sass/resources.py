@@ -12,7 +12,7 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   (``tests/test_kernels_resources.py`` checks that the SASS is the same).  In a process that has
   compiled with ``--Ofast-compile`` (``kernels --check --fast``), NVRTC compiles later programs
   differently, so the kernels are then compiled in a fresh process.  The log and the CUBIN,
-  and the tools' listings of it, are kept in gpubcast's cache (kind ``nvrtc``).
+  and the tools' listings of it, are kept in gpubcast's cache (kind ``nvrtc``; ``cubins``).
 - Where each number comes from: registers, stack and local memory from ``cuobjdump -res-usage``;
   static shared memory ("N bytes smem") and spill stores/loads (bytes) from ptxas's report
   (registers checked equal to cuobjdump's; its SHARED figure includes the 1 KiB reserved per
@@ -57,7 +57,7 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   (kernels/indexing.cuh UNROLLED_LOCATE: the 32-bit path) there is no such loop, and the path
   takes the fewest dims: a lower bound.  Both path columns are marked ``(walk)``.
 - ``(run)`` columns (sm_90): ``executed`` -- the same two layouts run, not walked: the kernel's SASS
-  interpreted (``sass_exec``) for every thread of a launch's middle block, on the argument
+  interpreted (``interpreter``) for every thread of a launch's middle block, on the argument
   ``launch`` packs for a (16, 4096) output of vector rows ("vector") and a rank-6 output of every
   operand strided ("strided"); "-" on sm_80 (the interpreter is checked on sm_90's SASS only) and
   where it does not run the kernel (an opcode or operand it does not know: the 64-bit path,
@@ -68,28 +68,21 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import json
 import math
-import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from .. import cache, external_tools
+from .. import dispatch
 from .. import ops as _ops
-from ..cuda import catalog, compiler, launch
+from ..cuda import catalog, launch
+from ..cuda.sources import FAMILIES
 from ..plan import c_strides
+from . import cubins, interpreter
 
-VERBOSE = ("--ptxas-options=-v",)
-#: seconds cuobjdump or nvdisasm may take on one CUBIN (they take well under one); ``--version``'s
-#: (``$GPUBCAST_TOOL_TIMEOUT`` overrides both)
-TOOL_TIMEOUT_S = 120
-VERSION_TIMEOUT_S = 60
 REGS_PER_SM = 65536
 THREADS_PER_SM = 2048
 MAX_BLOCKS_PER_SM = 32
@@ -160,99 +153,6 @@ def _fused_hot() -> tuple[Hot, ...]:
             found.append(Hot(f"fused {chain.name} f32 {kind}", k.family, k.name(bits), k.ept(bits), True,
                              bits is None))
     return tuple(found)
-
-
-# ---- tools ----------------------------------------------------------------------------------------
-
-def _tool_dirs() -> list[Path]:
-    import importlib.util
-    dirs = []
-    spec = importlib.util.find_spec("nvidia")
-    for base in (spec.submodule_search_locations or []) if spec else []:
-        dirs += [Path(base) / "cu13" / "bin", Path(base) / "cu12" / "bin",
-                 Path(base) / "cuda_cuobjdump" / "bin", Path(base) / "cuda_nvdisasm" / "bin"]
-    for var in ("CUDA_PATH", "CUDA_HOME"):
-        if os.environ.get(var):
-            dirs.append(Path(os.environ[var]) / "bin")
-    dirs.append(Path("/usr/local/cuda/bin"))
-    return dirs
-
-
-@functools.cache
-def tool(name: str) -> str | None:
-    """Path of CUDA tool ``name`` (cuobjdump, nvdisasm): the pip wheel's, a toolkit's, or on PATH."""
-    for d in _tool_dirs():
-        if (d / name).is_file() and os.access(d / name, os.X_OK):
-            return str(d / name)
-    return shutil.which(name)
-
-
-def unavailable() -> str:
-    """Why the report cannot be made here ("" when it can)."""
-    try:
-        compiler.nvrtc_module()
-    except RuntimeError as e:
-        return str(e)
-    missing = [t for t in ("cuobjdump", "nvdisasm") if tool(t) is None]
-    if missing:
-        return (f"{' and '.join(missing)} not found: install the nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm "
-                f"wheels (gpubcast[test]) or set CUDA_PATH to a CUDA toolkit")
-    return ""
-
-
-def _run_tool(name: str, args, cubin: bytes) -> str:
-    with tempfile.TemporaryDirectory(prefix="gpubcast-res-") as d:
-        path = Path(d) / "k.cubin"
-        path.write_bytes(cubin)
-        done = external_tools.run([tool(name), *args, str(path)], timeout=external_tools.timeout(TOOL_TIMEOUT_S),
-                                  what=f"the resource report ({name} {' '.join(args)})")
-    if done.returncode:
-        raise RuntimeError(f"{name} {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
-    return done.stdout
-
-
-# ---- compiling (cached) ---------------------------------------------------------------------------
-
-def _compile_key(family: str, name: str, arch: str) -> str:
-    return "\0".join([compiler.cache_key(family, name, arch), "resources", *VERBOSE])
-
-
-def clean_compile(family: str, name: str, arch: str, extra_options=VERBOSE) -> bytes:
-    """JSON (symbol, NVRTC log) + NUL + CUBIN of one kernel, compiled by ``compiler.compile_clean``."""
-    c = compiler.compile_clean(family, name, arch, tuple(extra_options))
-    return json.dumps({"symbol": c.lowered[name], "log": c.log}).encode() + b"\0" + c.binary
-
-
-def compiled(family: str, name: str, arch: str) -> tuple[bytes, str, str]:
-    """(CUBIN, mangled symbol, NVRTC log with ptxas's report) of one kernel, compiled alone with
-    the runtime options plus ``VERBOSE`` (``clean_compile``); from gpubcast's cache when a proven
-    entry is there."""
-    meta, _, cubin = cache.get_or_make("nvrtc", f"{family}-{arch}-resources", _compile_key(family, name, arch),
-                                       lambda: clean_compile(family, name, arch)).partition(b"\0")
-    info = json.loads(meta)
-    return cubin, info["symbol"], info["log"]
-
-
-@functools.cache
-def tool_version(name: str) -> str:
-    """The last line of ``name --version`` (e.g. ``Build cuda_13.5.r13.5/compiler.39125733_0``)."""
-    done = external_tools.run([tool(name), "--version"], timeout=external_tools.timeout(VERSION_TIMEOUT_S),
-                              what=f"{name} --version")
-    return (done.stdout.strip().splitlines() or [""])[-1]
-
-
-def listings(family: str, name: str, arch: str) -> tuple[bytes, str, str, str, str]:
-    """(CUBIN, symbol, ptxas log, ``cuobjdump -res-usage`` text, ``nvdisasm -c -ndf`` text) of one
-    kernel; the tools' output is cached too (keyed by the CUBIN's key and the tools' versions)."""
-    cubin, symbol, log = compiled(family, name, arch)
-    key = "\0".join([_compile_key(family, name, arch), "listings",
-                     tool_version("cuobjdump"), tool_version("nvdisasm")])
-
-    def make():
-        return json.dumps({"res_usage": _run_tool("cuobjdump", ["-res-usage"], cubin),
-                           "sass": _run_tool("nvdisasm", ["-c", "-ndf"], cubin)}).encode()
-    info = json.loads(cache.get_or_make("nvrtc", f"{family}-{arch}-sass", key, make))
-    return cubin, symbol, log, info["res_usage"], info["sass"]
 
 
 # ---- parsing --------------------------------------------------------------------------------------
@@ -591,7 +491,7 @@ def access_path(instrs, labels, predicated, start: int, end: int, rank: int, acc
     shares its block with the branch back: an element-wise path passes it), so where no path
     makes exactly those accesses, the path making at least as many of each width with the
     fewest extra is taken; None when there is none.  An estimate from the SASS (what
-    ``gpubcast.devtools.model`` charges a benchmark pattern), not a measurement."""
+    ``gpubcast.sass.model`` charges a benchmark pattern), not a measurement."""
     widths = sorted(set(accesses) | {_width(i.opcode) for i in instrs
                                      if i.opcode.split(".")[0] in ("LDG", "STG")})
     want = tuple(accesses.get(w, 0) for w in widths)
@@ -611,7 +511,7 @@ def tile_path(instrs, labels, predicated, start: int, end: int, rank: int, acces
 
 def sass_of(k: Hot, arch: str):
     """(instructions, labels, predicated addresses) of hot kernel ``k``'s SASS on ``arch``."""
-    _, symbol, _, _, sass = listings(k.family, k.name, arch)
+    _, symbol, _, _, sass = cubins.listings(k.family, k.name, arch)
     return sass_functions(sass)[symbol]
 
 
@@ -669,7 +569,7 @@ def occupancy(registers: int, shared: int, arch: str, block: int = launch.BLOCK)
 @functools.cache
 def measure(k: Hot, arch: str) -> Resources:
     """The static resources of hot kernel ``k`` on ``arch`` (an ``sm_XX``)."""
-    _, symbol, log, usage_text, sass = listings(k.family, k.name, arch)
+    _, symbol, log, usage_text, sass = cubins.listings(k.family, k.name, arch)
     usage = res_usage(usage_text)[symbol]
     report = ptxas_report(log).get(symbol, {})
     if report.get("registers", usage["REG"]) != usage["REG"]:
@@ -762,13 +662,9 @@ def _layout_array(shape, dt, strided: bool) -> Array:
 def executed(k: Hot, arch: str, layout: str) -> float | None:
     """Instructions per element hot kernel ``k``'s SASS on ``arch`` executes on ``layout``
     (``LAYOUTS``): every thread of the launch's middle block (its tiles full) run by
-    ``sass_exec`` on the launch's own argument, instructions run / ept, averaged (as
+    ``interpreter`` on the launch's own argument, instructions run / ept, averaged (as
     ``model.executed``).  None for a kernel the layout does not launch (fused kernels; the
     contiguous kernels on "strided") and on other architectures than sm_90."""
-    import dataclasses
-    from .. import dispatch
-    from ..cuda.sources import FAMILIES
-    from . import sass_exec
     if not k.op or (k.contiguous and layout == "strided") or arch != "sm_90":
         return None                  # (the interpreter is checked against NumPy on sm_90's SASS only)
     shape = LAYOUTS[layout]
@@ -791,11 +687,11 @@ def executed(k: Hot, arch: str, layout: str) -> float | None:
     if len(templates) != 1 or templates[0].name != k.name:
         return None
     (t,) = templates
-    memory = sass_exec.Memory()
+    memory = interpreter.Memory()
     ptrs = [memory.add(np.zeros(a.nbytes, np.uint8)) for a in (out, *ins)]
     operands = [launch.Operand(dt, ptr) for dt, ptr in zip((out_dt, *dts), ptrs)]
-    m = sass_exec.machine(t.family, t.name, launch.pack(t, operands, FAMILIES[t.family].nin), t.grid, memory, arch)
-    threads = sass_exec.run_blocks(m, [t.grid // 2])
+    m = interpreter.machine(t.family, t.name, launch.pack(t, operands, FAMILIES[t.family].nin), t.grid, memory, arch)
+    threads = interpreter.run_blocks(m, [t.grid // 2])
     return sum(x.executed for x in threads) / len(threads) / t.ept
 
 

@@ -18,7 +18,7 @@ Contract:
 - Warps: a thread runs alone; ``BSSY``/``BSYNC`` (convergence barriers) and ``NOP`` run as no-ops but
   count as instructions issued (``NOP`` is counted apart).  For threads of one warp on the same path
   (full tiles), a thread's count is the warp's issued count.
-- Trust: ``tests/test_sass_exec.py`` runs the benchmark patterns' kernels at small shapes over whole
+- Trust: ``tests/test_sass_interpreter.py`` runs the benchmark patterns' kernels at small shapes over whole
   blocks and compares every output element with NumPy: a wrong branch, address or predicate shows
   up as a wrong or missing element.
 - Constant bank 0 (sm_90): blockDim at 0x0, gridDim at 0xc, kernel parameters from ``PARAM_BASE``.
@@ -34,6 +34,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backends.reference import HostArrays
+from ..cuda import launch
+from ..testing import emulate
+from . import cubins
 
 M32 = 0xFFFFFFFF
 PARAM_BASE = {"sm_90": 0x210, "sm_80": 0x160}
@@ -721,7 +724,7 @@ def host_memory(arrays) -> Memory:
 
 
 def machine(family: str, name: str, params: bytes, grid: int, memory: Memory, arch: str = "sm_90") -> Machine:
-    """A ``Machine`` for kernel ``name`` of ``family`` as NVRTC compiles it (``resources.listings``)."""
+    """A ``Machine`` for kernel ``name`` of ``family`` as NVRTC compiles it (``cubins.listings``)."""
     return Machine(*_decoded(family, name, arch), params, grid, 256, memory, arch)
 
 
@@ -729,10 +732,9 @@ _DECODED: dict = {}
 
 
 def _decoded(family: str, name: str, arch: str):
-    from . import resources
     key = (family, name, arch)
     if key not in _DECODED:
-        _, symbol, _, _, sass = resources.listings(family, name, arch)
+        _, symbol, _, _, sass = cubins.listings(family, name, arch)
         _DECODED[key] = decode(function_lines(sass, symbol))
     return _DECODED[key]
 
@@ -749,8 +751,6 @@ class SassBackend(HostArrays):
         self.threads: list = []
 
     def execute(self, op, p, inputs, out):
-        from ..cuda import launch
-        from . import emulate
         operands = [emulate.operand(x) for x in inputs]
         memory = host_memory([x for x in inputs if x.ndim] + [out])
         for lc in launch.plan_launches(op, p, operands, emulate.operand(out, output=True)):

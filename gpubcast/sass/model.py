@@ -11,7 +11,7 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   one launch; row or shared tiles), found among the hot kernels of ``resources``; its operand
   classes and coalesced rank are the plan's.
 - instr/elem: what the kernel's SASS executes, found by running it (``executed``: one block in
-  the middle of the pattern's launch, its real kernel argument, interpreted by ``sass_exec``;
+  the middle of the pattern's launch, its real kernel argument, run by ``interpreter``;
   the mean over the block's threads of instructions run / ``ept``).  ``walk``, reported beside
   it, is the static path walk of ``resources`` -- a lower bound, not the count: it cannot tell
   which way a branch goes, so of the paths making the right accesses it takes the shortest,
@@ -54,7 +54,7 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
                 inflight = min(1, resident threads/SM * load bytes in flight a thread / (DRAM_BW
                            * ACHIEVABLE * read share * LATENCY / SMS))   (Little's law for the reads;
                            read share = (dram_bytes - the output's) / dram_bytes; the bytes a thread
-                           keeps in flight measured by ``sass_exec`` (``Thread.inflight``: from a
+                           keeps in flight measured by ``interpreter`` (``Thread.inflight``: from a
                            global load to its first reader, the most at once), as ``executed`` runs)
       t_l2    = n * l2_bytes / L2_BW
       t_issue = n * instr_per_elem / (SMS * 4 schedulers * 32 lanes * CLOCK * issue)   (the run's count)
@@ -93,7 +93,7 @@ from .. import ops as _ops
 from ..bench import patterns as _patterns
 from ..cuda import catalog, launch
 from ..plan import c_strides
-from . import resources, sass_exec
+from . import interpreter, resources
 
 # H100 SXM5 (sm_90): 132 SMs; HBM3 3.35 TB/s; the clock the brief of issue 12 names (1.755 GHz, below
 # the 1.98 GHz boost: memory-bound kernels rarely hold it); L2 read bandwidth and DRAM latency under
@@ -392,7 +392,7 @@ def predict(name: str, dtype: str = "float32") -> Prediction:
 
 def pattern_launch(name: str, dtype: str = "float32"):
     """(launch template, kernel argument, global memory) of pattern ``name``'s launch at its GPU
-    shapes, over zero-filled buffers of each operand's own size placed by ``sass_exec.Memory``
+    shapes, over zero-filled buffers of each operand's own size placed by ``interpreter.Memory``
     (pages never touched are never allocated)."""
     from ..cuda.sources import FAMILIES
     dt = np.dtype(dtype)
@@ -400,7 +400,7 @@ def pattern_launch(name: str, dtype: str = "float32"):
     p, shapes = pattern_plan(pattern, dt)
     dtypes = pattern.dtypes(dt)
     (t,) = launch.templates_for(pattern.op, p, tuple(dtypes), dt, (False,) * len(dtypes))
-    memory = sass_exec.Memory()
+    memory = interpreter.Memory()
     out = launch.Operand(dt, memory.add(np.zeros(math.prod(pattern.out_shape(shapes)), dt)))
     ins = [launch.Operand(d, memory.add(np.zeros(math.prod(s), d)))
            for s, d in zip(pattern.inputs(shapes), dtypes)]   # transposed: the (K, M) buffer, same bytes
@@ -409,7 +409,7 @@ def pattern_launch(name: str, dtype: str = "float32"):
 
 def executed(name: str, dtype: str = "float32") -> float:
     """Instructions per element the SASS (``ARCH``) of pattern ``name``'s kernel executes: every
-    thread of the launch's middle block run by ``sass_exec`` on the launch's own argument (its
+    thread of the launch's middle block run by ``interpreter`` on the launch's own argument (its
     tiles are full), instructions run (NOP excluded, predicated-off ones included); per warp what
     its busiest lane runs (a warp issues for all its lanes), x 32, / the elements the block's lanes
     handle (``ept`` each; under PADDED_ROWS a lane past its row's end handles none): on full tiles
@@ -419,7 +419,7 @@ def executed(name: str, dtype: str = "float32") -> float:
 
 def inflight_bytes(name: str, dtype: str = "float32") -> float:
     """Global-load bytes a thread of pattern ``name``'s kernel keeps in flight at most
-    (``sass_exec.Thread.inflight``), the mean over the threads ``executed`` runs."""
+    (``interpreter.Thread.inflight``), the mean over the threads ``executed`` runs."""
     return _ran(name, dtype)[1]
 
 
@@ -427,8 +427,8 @@ def inflight_bytes(name: str, dtype: str = "float32") -> float:
 def _ran(name: str, dtype: str) -> tuple[float, float]:
     """(``executed``, ``inflight_bytes``) of one run of the launch's middle block."""
     t, params, memory = pattern_launch(name, dtype)
-    m = sass_exec.machine(t.family, t.name, params, t.grid, memory, ARCH)
-    threads = sass_exec.run_blocks(m, [t.grid // 2])
+    m = interpreter.machine(t.family, t.name, params, t.grid, memory, ARCH)
+    threads = interpreter.run_blocks(m, [t.grid // 2])
     warps: dict = {}
     for x in threads:
         warps.setdefault(x.thread // 32, []).append(x.executed)
@@ -514,9 +514,9 @@ def table(rows: list[Prediction], hardware: dict | None = None) -> str:
 
 @dataclass(frozen=True)
 class BlockRun:
-    """One block in the middle of a launch at a pattern's GPU shapes, run by ``sass_exec`` (sm_90):
+    """One block in the middle of a launch at a pattern's GPU shapes, run by ``interpreter`` (sm_90):
     what its SASS executes per output element and the L1's view of its global accesses
-    (``sass_exec.traffic``).  Elements: the output elements the block stores."""
+    (``interpreter.traffic``).  Elements: the output elements the block stores."""
     label: str
     kernel: str
     elements: int
@@ -531,16 +531,16 @@ class BlockRun:
 def run_block(label: str, family: str, name: str, params: bytes, grid: int, memory, out_range, itemsize: int,
               arch: str = ARCH) -> BlockRun:
     """``BlockRun`` of block ``grid // 2`` of kernel ``name`` (``out_range``: the output buffer's bytes)."""
-    m = sass_exec.machine(family, name, params, grid, memory, arch)
-    threads = sass_exec.run_blocks(m, [grid // 2])
+    m = interpreter.machine(family, name, params, grid, memory, arch)
+    threads = interpreter.run_blocks(m, [grid // 2])
     warps: dict = {}
     for x in threads:
         warps.setdefault(x.thread // 32, []).append(x.executed)
-    loads, stores = sass_exec.traffic(threads, False), sass_exec.traffic(threads, True)
-    elements = sass_exec.traffic(threads, True, out_range).bytes // itemsize
+    loads, stores = interpreter.traffic(threads, False), interpreter.traffic(threads, True)
+    elements = interpreter.traffic(threads, True, out_range).bytes // itemsize
     return BlockRun(label, name, elements, sum(max(w) for w in warps.values()) * 32 / elements,
                     (loads.lines + stores.lines) / elements, loads.requests / elements, stores.requests / elements,
-                    sass_exec.traffic(threads, False, out_range).bytes, stores.sector_fill)
+                    interpreter.traffic(threads, False, out_range).bytes, stores.sector_fill)
 
 
 AXPB = ("T a, T x, T b", "T z", "z = a * x + b", "axpb")   # the benchmark's user kernel (gpubcast/bench/peers.py)
@@ -550,7 +550,7 @@ def user_kernel_launch(decl, shapes, dtype: str = "float32", path=None, pointers
     """(signature, ``elementwise_build.GpuLaunch``, memory, output byte range) of ``gpubcast.ElementwiseKernel``
     ``decl`` (its inputs C-contiguous of ``shapes``, NumPy's broadcast, one output allocated) as a call would
     launch it, on store ``path`` (catalog.Path; None: the default); ``pointers``: the inputs' and the
-    output's addresses (memory None), else zero-filled buffers of a new ``sass_exec.Memory``."""
+    output's addresses (memory None), else zero-filled buffers of a new ``interpreter.Memory``."""
     import gpubcast as gb
     from .. import elementwise_build as build
     from ..plan import coalesce
@@ -563,7 +563,7 @@ def user_kernel_launch(decl, shapes, dtype: str = "float32", path=None, pointers
     shape, csets, _ = coalesce(out, [tuple(s) for s in p.strides] + [c_strides(out)], c_strides(out))
     memory = None
     if pointers is None:
-        memory = sass_exec.Memory()
+        memory = interpreter.Memory()
         pointers = [memory.add(np.zeros(math.prod(s), dt)) for s in (*shapes, out)]
     sig = k.signature((dt,) * k.nargs, (("T", dt),), ("array",) * k.nargs)
     lc = build.gpu_launch(sig, 32, list(pointers), [b""] * k.nargs, [0] * k.nargs, n, shape, csets,

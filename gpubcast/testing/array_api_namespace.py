@@ -2,7 +2,7 @@
 elementwise functions and ``where`` are gpubcast's, every other name is NumPy 2's (itself Array API
 compatible).
 
-    ARRAY_API_TESTS_MODULE=gpubcast.devtools.array_api_namespace pytest array_api_tests/...
+    ARRAY_API_TESTS_MODULE=gpubcast.testing.array_api_namespace pytest array_api_tests/...
 
 (``ci/array-api-tests`` runs the elementwise and special-case tests against this and against
 NumPy, and compares.)  Arrays are NumPy arrays throughout, so the operators of an array
