@@ -156,5 +156,6 @@ def selu_single(x, alpha, scale):
     """(x if x > 0 else alpha expm1(x)) scale: alpha expm1(x) an exact double-float, times scale
     rounded once."""
     hi, lo = split_product(alpha, expm1_single(x))
-    neg = ffma(hi, scale, lo * scale) if hi != _ZERO else hi * scale     # a zero keeps its sign
+    exact = (hi != _ZERO) & (fabs_(hi) < INF) & (fabs_(scale) < INF)   # else the product itself: zeros, infs
+    neg = ffma(hi, scale, lo * scale) if exact else hi * scale
     return x * scale if x > _ZERO else neg

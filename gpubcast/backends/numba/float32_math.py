@@ -405,7 +405,9 @@ def erfc_times_wide(c, a, a_lo, hi, lo):
     """``erfc_times`` with u P(u) in float64 (one float32 rounding of c u P(u) (1 + p) instead of four,
     the Horner error of P and u's rounding gone): gelu's erfc, where the result is erfc itself."""
     a64 = np.float64(a) + np.float64(a_lo)
-    u = 1.0 / (1.0 + 0.5 * a64)
+    d = 1.0 + 0.5 * a64
+    u = np.float64(_ONE / F(d))
+    u = u * (2.0 - d * u)                                  # Newton: 2^-48 from float32's 2^-24
     pu = ffma(ffma(ffma(ffma(ffma(ffma(np.float64(_C10), u, np.float64(_C9)), u, np.float64(_C8)), u,
                                   np.float64(_C7)), u, np.float64(_C6)), u, np.float64(_C5)), u, np.float64(_C4))
     pu = ffma(ffma(ffma(ffma(pu, u, np.float64(_C3)), u, np.float64(_C2)), u, np.float64(_C1)), u, np.float64(_C0))
@@ -444,18 +446,20 @@ def ldexp_wide(v, nf):
 @register_jitable
 def sigmoid_times(c, vh, vl, limit):
     """(q, n): c sigmoid(v) = q * 2 ** n for the double-float v = vh + vl (|vl| <= 2^-23 |vh|, |vh| <=
-    ``limit`` <= 348: callers clamp) and a float32 c whose products stay normal; q rounded once, n <= 0
-    (0 for v >= 0).  e = e ** -|v| = 2 ** n (1 + p); v >= 0: q = c / (1 + e), v < 0: q = c (1 + p) /
+    ``limit`` <= 348: callers clamp) and a float32 c; q rounded once, n <= 0 (0 for v >= 0; 2 more for
+    |c| > 2^125, divided by 4 first).  e = e ** -|v| = 2 ** n (1 + p); v >= 0: q = c / (1 + e), v < 0: q = c (1 + p) /
     (1 + e); numerator and 1 + e as double-floats, their quotient corrected once as in
     ``sigmoid_single``."""
     a = fabs_(vh)
     a = a if a < limit else limit
     neg = vh < F(0.0)
     n, p = exp_reduce_dd(-a, vl if neg else -vl)
-    s = ldexp_wide(_ONE, n)
+    s = ldexp(_ONE, n if n > F(-252.0) else F(-252.0))   # 2 ** n: 0 below -150 anyway
     s1 = s + _ONE
     den = ffma(s, p, s1)
     e_den = ffma(s, p, (s1 - den) + ((_ONE - s1) + s))
+    big = fabs_(c) > F(2.0 ** 125)                     # c (1 + p) could overflow before the scaling: c / 4
+    c = c * F(0.25) if big else c
     m = _ONE + p if neg else _ONE
     e_m = ((_ONE - m) + p) if neg else F(0.0)          # 1 + p - m exactly
     num, e_num = split_product(c, m)
@@ -465,7 +469,7 @@ def sigmoid_times(c, vh, vl, limit):
     e = s * m
     inv = ffma(ffma(F(0.3274689), e, F(-0.80418816)), e, F(0.98608724))   # 1 / (1 + e) within 2 %
     q = ffma(ffma(-q0, e_den, rho + e_num), inv, q0)
-    return (q if q0 != F(0.0) else q0), (n if neg else F(0.0))     # a zero c keeps its sign
+    return (q if q0 != F(0.0) else q0), (n if neg else F(0.0)) + (F(2.0) if big else F(0.0))   # a zero c keeps its sign
 
 
 @register_jitable

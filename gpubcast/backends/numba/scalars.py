@@ -983,6 +983,11 @@ def _make_unary_stubs(table, declare=None, prefix="unary_"):
 #: unary op name -> scalar function ``f(codec, raw x) -> raw result`` (``cast`` runs NumPy's astype)
 UNARY = _make_unary_stubs({**_declare_unary(), **_declare_math_unary()})
 
+#: unary ops whose float32 body is long (``float32_math``, ``float32_activations``): ``rows.unary_row``
+#: keeps their contiguous loop a function of its own
+HEAVY_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sigmoid", "erf",
+                         "softplus", "mish", "gelu", "gelu_tanh"})
+
 #: unary op name -> (``vector``, ``large``): ``vector(codec, x)`` is the op's value where
 #: ``large(codec, x)`` is 0 and vectorises; ``unary_row`` runs it on rows without a large element
 UNARY_VECTOR = {name: (stub, sin_cos_large) for name, stub in _make_unary_stubs(
