@@ -11,6 +11,8 @@
 ``sass_exec``  a small SASS interpreter: runs a kernel's sm_90 SASS for chosen threads and counts what
                they execute (``SassBackend`` computes NumPy arrays with it)
 ``model``      a static bandwidth model of the benchmark patterns on an H100 (``kernels --model``)
+``minimax``    how the float32 math kernels' polynomials were fitted (discrete minimax by linear
+               programming, float32 coefficients; needs SciPy and mpmath)
 ``array_api_namespace``  the Array API namespace of gpubcast's elementwise functions (NumPy's for the
                rest) that ``ci/array-api-tests`` runs the Array API test suite against
 """
