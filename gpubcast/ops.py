@@ -327,10 +327,11 @@ declare(Op("cast", "unary", 1, _copy, "x converted to dtype= (NumPy's astype, ca
 # (``type_rule="params"``; the unary ones take NumPy's float type for integers, as ``sigmoid``).
 #
 # Values (the references below): the ONNX operator definitions, computed in float64 and rounded
-# once to the result's dtype (float64 inputs: in float64); the backends compute float16, bfloat16
-# and float32 the same way (in float64, rounded once), so the functions without a math library
-# call (softsign, leaky_relu, hard_sigmoid, hard_swish, thresholded_relu, shrink) agree exactly and
-# the others within ``MATH_ULPS``.
+# once to the result's dtype (float64 inputs: in float64); the backends compute the functions
+# without a math library call (softsign, leaky_relu, hard_sigmoid, hard_swish, thresholded_relu,
+# shrink) the same way for float16, bfloat16 and float32 (in float64, rounded once): they agree
+# exactly; the others within ``MATH_ULPS`` (the Numba backend computes them in float32 lanes, within
+# the bounds of ``backends/numba/float32_activations.py``'s ``ULPS``, 1.5 to 3 ulps).
 
 def _activation(formula):
     """A reference computing ``formula`` over float64 operands, rounded once to the first operand's

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from gpubcast import dtypes, ops
@@ -128,7 +129,7 @@ def mismatch(got, want, rtol=0.0) -> str:
     elif got.dtype.kind == "c":
         ok = _eq(got.real, want.real, rtol) & _eq(got.imag, want.imag, rtol)
     else:
-        ok = _eq(_as_float(got), _as_float(want), rtol)
+        ok = _eq(_as_float(got), _as_float(want), rtol, got.dtype)
     ok = np.asarray(ok)
     if ok.all():
         return ""
@@ -136,13 +137,15 @@ def mismatch(got, want, rtol=0.0) -> str:
     return f"{(~ok).sum()} of {ok.size} differ, e.g. {got.ravel()[bad]} != {want.ravel()[bad]}"
 
 
-def _eq(a, b, rtol):
+def _eq(a, b, rtol, dtype=None):
+    """Elementwise equal (NaN equal), or within ``rtol`` where given; ``dtype``: the results' own
+    dtype where a and b are widened (float16, bfloat16: its subnormals set the floor)."""
     if a.dtype.kind != "f":
         return a == b
     with np.errstate(all="ignore"):
         close = (a == b) | (np.isnan(a) & np.isnan(b))
         if rtol:  # rtol = k * eps: within k ulps, also where the result is subnormal
-            info = np.finfo(a.dtype)
+            info = ml_dtypes.finfo(dtype if dtype is not None else a.dtype)
             close |= np.abs(a - b) <= np.maximum(rtol * np.abs(b), rtol / info.eps * info.smallest_subnormal)
     return close
 

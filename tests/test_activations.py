@@ -228,16 +228,18 @@ def test_out_and_dtype():
 def test_fused_chains_take_activations(backend):
     """A chain of unary, binary (x, alpha) and parametric (x, alpha, beta) activations with a tensor
     parameter, as one pass, equals the calls one by one."""
-    def chain(x, a):
-        y = gb.hard_sigmoid(gb.leaky_relu(x, a), 0.25, 0.5)
-        return gb.add(gb.mish(gb.selu(y, a, 1.5)), gb.gelu(x, "tanh"))
+    def chain_on(**on):   # the chain, its calls on one backend (``on``: backend=...)
+        def chain(x, a):
+            y = gb.hard_sigmoid(gb.leaky_relu(x, a, **on), 0.25, 0.5, **on)
+            return gb.add(gb.mish(gb.selu(y, a, 1.5, **on), **on), gb.gelu(x, "tanh", **on), **on)
+        return chain
 
     rng = np.random.default_rng(5)
     x = rng.standard_normal((64, 33)).astype(np.float32)
     a = rng.uniform(0.1, 1.0, (33,)).astype(np.float32)
-    fused = gb.fuse(chain)
-    np.testing.assert_array_equal(fused(x, a, backend=backend), chain(x, a))
-    np.testing.assert_allclose(fused(x, a, backend=backend), chain(x.astype(np.float64), a.astype(np.float64)),
+    fused = gb.fuse(chain_on())
+    np.testing.assert_array_equal(fused(x, a, backend=backend), chain_on(backend=backend)(x, a))
+    np.testing.assert_allclose(fused(x, a, backend=backend), chain_on()(x.astype(np.float64), a.astype(np.float64)),
                                rtol=1e-5, atol=1e-6)
 
 

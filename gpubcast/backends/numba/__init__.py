@@ -5,10 +5,14 @@ Its layers, bottom to top; a module imports only from the layers below it:
 
 ``codecs``    raw stored values <-> computed values (float16/bfloat16 bits, bool), number intrinsics,
               ``convert`` (NumPy's astype)
-``float32_math``  float32 math functions by float64 arithmetic that vectorises (sin, exp, log, ...,
-              rounded once); imports ``codecs``
+``float32_math``  float32 math in float32 lanes, full vector width (exp, log, tanh, sigmoid, erf,
+              logaddexp: polynomials, FMA, selects; bounds in ``ULPS``); imports ``codecs``
+``float32_activations``  the activations that call a math function, in float32 lanes on
+              ``float32_math``'s kernels; imports ``codecs``, ``float32_math``
+``float32_wide``  the other float32 math functions (trigonometric, inverse, hyperbolic, cbrt, hypot)
+              by float64 arithmetic that vectorises, rounded once; imports ``codecs``, ``float32_math``
 ``scalars``   per-op semantics: one scalar function per op of the registry, over raw values
-              (``UNARY``, ``SCALAR``, ``VARIADIC``); imports ``codecs``, ``float32_math``
+              (``UNARY``, ``SCALAR``, ``VARIADIC``); imports ``codecs`` and the three above
 ``memory``    raw loads and stores, stack slots, non-temporal copies, calls by address; the row
               function's calling convention (``ROW_SIGNATURE``, its scratch)
 ``meta``      the ``meta`` layout the drivers read, next to its encoder ``iteration_meta``;

@@ -103,6 +103,23 @@ def f32_bits(typingctx, f):
 
 
 @intrinsic
+def f32_split_sqrt2(typingctx, f):
+    """(k, m) as two float32: f = 2 ** k * m, m in [sqrt(2)/2, sqrt(2)), for a positive normal float32
+    (e_logf.c's normalisation; anything for others).  32-bit integer IR throughout (Numba's own
+    integer arithmetic is 64-bit, which halves the vector width of a loop around it)."""
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        c = lambda v: ir.Constant(i32, v)
+        ix = builder.bitcast(args[0], i32)
+        hx = builder.and_(ix, c(0x007FFFFF))
+        half = builder.and_(builder.add(hx, c(0x4AFB0D)), c(0x800000))       # mantissa >= sqrt(2)
+        k = builder.add(builder.sub(builder.lshr(ix, c(23)), c(127)), builder.lshr(half, c(23)))
+        m = builder.bitcast(builder.or_(hx, builder.xor(half, c(0x3F800000))), ir.FloatType())
+        return context.make_tuple(builder, sig.return_type, (builder.sitofp(k, ir.FloatType()), m))
+    return types.UniTuple(types.float32, 2)(types.float32), codegen
+
+
+@intrinsic
 def f64_bits(typingctx, f):
     def codegen(context, builder, sig, args):
         return builder.bitcast(args[0], ir.IntType(64))

@@ -1,21 +1,30 @@
-"""float32 math functions computed in float64 by arithmetic only, rounded once to float32.
+"""float32 math functions computed in float32 lanes: polynomials, fused multiply-adds and selects.
 
-The C library's float functions are calls LLVM cannot vectorise (Numba has no vector math library
-here: NumPy's own SIMD loops are the peer to beat); these functions are float64 polynomials and
-selects, no branches and no calls, so the row loops of them vectorise.  Each result is the float64
-value (relative error below 3e-9, a tenth of a float32 ulp) rounded once: within an ulp of the
-true value, as NumPy's float64 result rounded once is (``ops.MATH_FUNCTION_ULPS``).  float16 and bfloat16 compute in
-float32 and so through these too.
+The C library's float functions are calls LLVM cannot vectorise (PyPI's llvmlite has no SVML); these
+functions are float32 arithmetic, ``llvm.fma`` and selects, no branches and no calls, so a row loop of
+one vectorises at the full width of the machine (16 float32 lanes a zmm register with AVX-512, 8 a ymm
+register with AVX2), and twice as many lanes as the float64 formulas (``float32_wide``) they replace.
+``llvm.fma`` rounds once on every machine, so the values do not depend on the CPU (a machine without
+FMA gets the C library's ``fmaf`` for it: the same values, not vectorised).
 
-Every function takes and returns a float32 value and gives NumPy's special values (NaN, +-inf,
-+-0, the domain edges).  ``sin`` and ``cos`` reduce their argument with a three-part pi/2, exact
-while ``|x| < SIN_COS_REDUCED``; ``sin_cos_large`` counts larger finite arguments, and the rows
-(``rows.unary_row``) run a row holding one through the C library instead (``scalars``).
+Accuracy: each function is within ``ULPS[name]`` ulps of the true value (max over every float32
+input, measured by tests/test_float32_math_exhaustive.py against the C library's float64 function;
+an ulp of the true value's binade, 2^-149 below 2^-126, infinity counted as 2^128).  float16 and
+bfloat16 compute through these and round once more: within an ulp of their own.
 
-Coefficients: Taylor series (1/k! and 1/(2k+1)), truncated where the next term is below 3e-9
-relative (a tenth of a float32 ulp); fdlibm's pi/2 split (33 bits and the rest) and its minimax
-sin/cos kernels for float; ``erfc64``'s polynomial is a least-squares Chebyshev fit (NumPy's
-``chebfit``, degree 16, 40001 points) of e^(a^2) erfc(a) with the C library's erfc, its recipe there.
+Special values are NumPy's: NaN in, NaN out; +-inf and +-0 as the C library gives them; the
+results overflow to inf and underflow through the subnormals (gradually, rounded once: no flush to
+zero) where the true value does.
+
+Algorithms and their sources, cited at each: Cody-Waite reduction x = n ln2 + r (|r| <= ln2/2,
+ln 2 in two parts with FMA, as SLEEF's ``expf``); FreeBSD msun's ``logf``/``log2f``/``log10f``/
+``log1pf`` for the logarithms' reduction and assembly (k ln2 in two parts, the hi/lo split before
+the 1/ln 2 and 1/ln 10 products, log1p's correction term), with a polynomial of this module's in
+place of their s = f / (2 + f) kernel (no division: half the time).  The rational tanh of Eigen
+and XLA (13/6, "a couple of ulps") and XNNPACK (9/6: 8 ulps, measured here) is faster but not
+used.  The polynomials are this module's own minimax fits (``tools/minimax.py`` makes
+them: discrete minimax by linear programming, coefficients rounded to float32 one at a time, the
+rest refitted), with the interval and the relative error of each at its definition.
 """
 
 from __future__ import annotations
@@ -23,16 +32,24 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import register_jitable
-from .codecs import f64_bits, f64_from_bits, fabs_, fcopysign, ffloor, fsqrt
+from .codecs import f32_bits, f32_from_bits, f32_split_sqrt2, fabs_, fcopysign, ffma, frint
 
-INF, NAN = float("inf"), float("nan")
-LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = HI + LO, HI * n exact
-LN2, INV_LN2 = 0.6931471805599453, 1.4426950408889634
-INV_LN10, LOG10_2 = 0.4342944819032518, 0.30102999566398120
-SQRT2 = 1.4142135623730951
+F = np.float32
+I32 = np.int32
+INF, NAN = F("inf"), F("nan")
+_ONE, _TWO, _HALF = F(1.0), F(2.0), F(0.5)
 
-#: sin/cos arguments below this reduce to 1e-20 (k = round(x * 2/pi) < 2^19: k * PIO2_1 is exact)
-SIN_COS_REDUCED = np.float32(2.0 ** 19)
+#: The most ulps each function is from the true value, over every float32 input (in ulps of the true
+#: value's binade, 2^-149 below 2^-126; inf counted as 2^128): measured by
+#: tests/test_float32_math_exhaustive.py (all 2^32 inputs), which holds them (the sampled test in
+#: tests/test_float32_math.py too).  ``logaddexp``/``logaddexp2`` are in ulps of max(|result|, 1)
+#: (NumPy's own float32 formula cancels near a 0 result), sampled.
+ULPS = {"exp": 1.0, "exp2": 1.25, "expm1": 1.5, "log": 1.0, "log2": 1.0, "log10": 1.0, "log1p": 1.0,
+        "tanh": 1.25, "sigmoid": 1.25, "erf": 1.0, "logaddexp": 2.0, "logaddexp2": 2.0}
+# measured maxima (exhaustive): exp 0.775 (at -87.7355), exp2 1.044 (-0.4984), expm1 1.455 (16.9829),
+# log 0.852 (1.3990), log2 0.890 (0.7001), log10 0.880 (0.6272), log1p 0.872 (0.3991), tanh 1.198
+# (0.6261), sigmoid 1.005 (-38.4402), erf 0.989 (0.9620)
+
 #: the functions' compile options: LLVM inlines each body where it is called (``alwaysinline``),
 #: so a row loop over one vectorises however large the body; what they call inherits the option.
 #: (Numba-level inlining, ``inline="always"``, vectorised them too but multiplied compile time
@@ -44,367 +61,445 @@ def inlined(fn):
     return register_jitable(**INLINE)(fn)  # a fresh decorator each time: Numba's pops its options
 
 
-_INVPIO2 = 6.36619772367581382433e-01
-_PIO2_1, _PIO2_1T = 1.57079632673412561417e+00, 6.07710050650619224932e-11  # pi/2: 33 bits + the rest
+# --- shared pieces -----------------------------------------------------------------------------------
 
-
-# --- float64 cores -----------------------------------------------------------------------------------
-
-@register_jitable
-def exp64(x):
-    """e ** x for x in [-708, 709] (clamped there: float32 results are 0 and inf far before; NaN ->
-    e ** -708, callers select NaN), to 1e-15 (tanh and the activations are rounded once from it): x = n ln2 + r,
-    |r| <= ln2/2, e ** r by Taylor to r^13/13!, times 2 ** n (a normal float64 for every n of the range)."""
-    x = x if x > -708.0 else -708.0
-    x = x if x < 709.0 else 709.0
-    n = ffloor(x * INV_LN2 + 0.5)
-    r = (x - n * LN2_HI) - n * LN2_LO
-    p = (((((1.0 / 6227020800.0 * r + 1.0 / 479001600.0) * r + 1.0 / 39916800.0) * r + 1.0 / 3628800.0) * r
-          + 1.0 / 362880.0) * r + 1.0 / 40320.0) * r + 1.0 / 5040.0
-    p = (((((p * r + 1.0 / 720.0) * r + 1.0 / 120.0) * r + 1.0 / 24.0) * r + 1.0 / 6.0) * r + 0.5) * r + 1.0
-    p = p * r + 1.0
-    return p * f64_from_bits((np.int64(n) + np.int64(1023)) << np.int64(52))
+_LOG2E = F(1.4426950408889634)
+# ln 2 = _LN2_HI + _LN2_LO (SLEEF's L2Uf/L2Lf): _LN2_HI has 16 bits, so n * _LN2_HI is exact for |n| < 2^8
+# and x - n * _LN2_HI is exact where |x - n ln 2| <= ln2/2
+_LN2_HI, _LN2_LO = F(0.693145751953125), F(1.428606765330187e-06)
+_LN2 = F(0.6931471805599453)
+# e^r - 1 - r = r^2 (E2 + E3 r + ... + E6 r^4) for |r| <= ln2/2: minimax, relative error 2^-28.2 of e^r
+_E2, _E3, _E4 = F(0.4999999403953552), F(0.1666652262210846), F(0.04166829213500023)
+_E5, _E6 = F(0.008368532173335552), F(0.0013818301958963275)
+#: exp's argument range: below, e^x < 2^-150 (rounds to 0); above, e^x > 2^128 (overflows)
+EXP_LOW, EXP_HIGH = F(-104.0), F(89.0)
 
 
 @register_jitable
-def _atanh2(s):
-    """2 atanh(s) = ln((1 + s) / (1 - s)) for |s| <= 0.1716 (3 - 2 sqrt 2): odd series to s ** 15."""
-    z = s * s
-    p = 1.0 / 9.0 + z * (1.0 / 11.0 + z * (1.0 / 13.0 + z * (1.0 / 15.0)))
-    return 2.0 * s * (1.0 + z * (1.0 / 3.0 + z * (1.0 / 5.0 + z * (1.0 / 7.0 + z * p))))
+def _pow2(n):
+    """2 ** n for an int32 n in [-126, 127] (a normal float32, built from its bits)."""
+    return f32_from_bits((n + I32(127)) << I32(23))
 
 
 @register_jitable
-def _log_reduced(u):
-    """(k, s) with u = 2 ** k (1 + s) / (1 - s), |s| <= 0.1716, for positive finite normal u."""
-    k, m = _exponent_split(u)                                      # m in [1, 2)
-    high = m > SQRT2
-    m = 0.5 * m if high else m                                     # [sqrt(1/2), sqrt(2))
-    k = k + 1.0 if high else k
-    return k, (m - 1.0) / (m + 1.0)
+def ldexp(v, nf):
+    """v * 2 ** nf, rounded once, for an integral float32 nf in [-252, 252] and a v whose product by
+    2 ** (nf // 2) stays normal: two exact powers, the first product exact, the second rounding once
+    (to a subnormal, or to inf, where the result is one)."""
+    n = I32(nf)
+    h = n >> I32(1)
+    return v * _pow2(h) * _pow2(n - h)
 
 
 @register_jitable
-def _log_specials(u, r):
-    """``r`` where u is positive and finite; else ln(u)'s special value (-inf at 0, inf, NaN)."""
-    if u > 0.0 and u < INF:
-        return r
-    if u == 0.0:
-        return -INF
-    return u if u == INF else NAN
-
-
-@inlined
-def log64(u):
-    """ln u for any float64 u that is not subnormal."""
-    k, s = _log_reduced(u)
-    return _log_specials(u, k * LN2 + _atanh2(s))
-
-
-@inlined
-def log1p64(x):
-    """ln(1 + x): near 0 (1 + x in [sqrt(1/2), sqrt(2))) 2 atanh(x / (2 + x)), without rounding 1 + x."""
-    u = 1.0 + x
-    k, s = _log_reduced(u)
-    near = (x > -0.2928932188134524) & (x < 0.41421356237309515)
-    r = _atanh2(x / (2.0 + x)) if near else k * LN2 + _atanh2(s)
-    return _log_specials(u, r) if x == x else x
+def exp_poly(r):
+    """e ** r - 1 for |r| <= ln2/2 (a little beyond: |r| <= 0.36)."""
+    p = ffma(ffma(ffma(ffma(_E6, r, _E5), r, _E4), r, _E3), r, _E2)
+    return ffma(r * r, p, r)
 
 
 @register_jitable
-def _nan_kept(v, r):
-    """float32 ``r``, or v itself where v is NaN."""
-    return np.float32(r) if v == v else v
-
-
-# --- float32 functions -------------------------------------------------------------------------------
-
-@inlined
-def exp_single(v):
-    return _nan_kept(v, exp64(np.float64(v)))
-
-
-@inlined
-def exp2_single(v):
-    return _nan_kept(v, exp64(np.float64(v) * LN2))  # x ln2 rounds by 2^-53 relative: 1e-14 of the result
+def exp_reduce(x):
+    """(n, p): e ** x = 2 ** n * (1 + p), for x in [EXP_LOW, EXP_HIGH]: n integral (a float32),
+    r = x - n ln2 with x - n * _LN2_HI exact, |r| <= ln2/2, p = e ** r - 1 (|p| <= 0.42)."""
+    nf = frint(x * _LOG2E)
+    r = ffma(nf, -_LN2_HI, x)
+    return nf, exp_poly(ffma(nf, -_LN2_LO, r))
 
 
 @register_jitable
-def expm1_64(x):
-    """e ** x - 1 to 3e-10: |x| < 1/2 by Taylor to x^11/11! (no cancellation); else e^x - 1, which
-    loses at most two bits; -0 stays -0 (NaN: callers select)."""
-    p = ((((1.0 / 39916800.0 * x + 1.0 / 3628800.0) * x + 1.0 / 362880.0) * x + 1.0 / 40320.0) * x
-         + 1.0 / 5040.0) * x + 1.0 / 720.0
-    p = (((((p * x + 1.0 / 120.0) * x + 1.0 / 24.0) * x + 1.0 / 6.0) * x + 0.5) * x + 1.0) * x
-    r = p if fabs_(x) < 0.5 else exp64(x) - 1.0
-    return x if x == 0 else r
+def exp_reduce_dd(x, lo):
+    """``exp_reduce`` of the double-float x + lo (|lo| <= 2^-23 |x|): lo joins r."""
+    nf = frint(x * _LOG2E)
+    r = ffma(nf, -_LN2_HI, x)
+    return nf, exp_poly(ffma(nf, -_LN2_LO, r) + lo)
+
+
+@register_jitable
+def clamp_exp(x):
+    """x within [EXP_LOW, EXP_HIGH] (NaN -> EXP_HIGH: callers select NaN)."""
+    x = x if x > EXP_LOW else EXP_LOW
+    return x if x < EXP_HIGH else EXP_HIGH
+
+
+@register_jitable
+def split_product(a, b):
+    """(hi, lo): a * b = hi + lo exactly (hi the rounded product; FMA gives its error)."""
+    hi = a * b
+    return hi, ffma(a, b, -hi)
+
+
+# --- exponentials --------------------------------------------------------------------------------------
+
+@inlined
+def exp_single(x):
+    """e ** x: inf above 88.7228394, 0 below -103.972, subnormals between (``exp_parts``)."""
+    m, m_lo, nf = exp_parts(clamp_exp(x))
+    return ldexp(m, nf) if x == x else x
+
+
+@register_jitable
+def exp_parts(xc):
+    """(m, m_lo, n): e ** xc = 2 ** n (m + m_lo) for xc in [EXP_LOW, EXP_HIGH], m = 1 + r + r^2 P(r)
+    summed as a double-float (r's own rounding error included) and rounded once, m_lo its rounding
+    error (to about 2^-30 m)."""
+    nf = frint(xc * _LOG2E)
+    r1 = ffma(nf, -_LN2_HI, xc)                       # exact
+    r = ffma(nf, -_LN2_LO, r1)
+    rl = ffma(nf, -_LN2_LO, r1 - r)                   # r1 - n _LN2_LO = r + rl (r1 - r exact)
+    t = _ONE + r
+    lo = ((_ONE - t) + r) + rl                        # 1 + r = t + (1 - t) + r exactly (|r| < 1)
+    p = ffma(ffma(ffma(ffma(_E6, r, _E5), r, _E4), r, _E3), r, _E2)
+    tail = ffma(r * r, p, lo)
+    m = t + tail
+    return m, (t - m) + tail, nf                      # Fast2Sum: |t| >= |tail|
+
+
+# 2^f - 1 = f (X1 + X2 f + ... + X6 f^5) for |f| <= 1/2: minimax, relative error 2^-28.3 of 2^f
+_X1, _X2, _X3 = F(0.6931471824645996), F(0.24022647738456726), F(0.05550359934568405)
+_X4, _X5, _X6 = F(0.009618505835533142), F(0.0013390806270763278), F(0.00015326471475418657)
 
 
 @inlined
-def expm1_single(v):
-    return _nan_kept(v, expm1_64(np.float64(v)))
+def exp2_single(x):
+    """2 ** x: x = n + f, n = rint(x), f exact (|f| <= 1/2), 2 ** f by its polynomial."""
+    xc = x if x > F(-151.0) else F(-151.0)
+    xc = xc if xc < F(129.0) else F(129.0)
+    n = frint(xc)
+    f = xc - n
+    p = f * ffma(ffma(ffma(ffma(ffma(_X6, f, _X5), f, _X4), f, _X3), f, _X2), f, _X1)
+    return ldexp(_ONE + p, n) if x == x else x
+
+
+# e^x - 1 - x = x^2 (M2 + M3 x + ... + M9 x^7) for |x| <= ln 2: minimax, relative error 2^-32.8 of e^x - 1
+_M2, _M3, _M4, _M5 = F(0.5), F(0.1666666716337204), F(0.0416666716337204), F(0.00833327416330576)
+_M6, _M7, _M8, _M9 = F(0.0013888239627704024), F(0.0001986096758628264), F(2.504617441445589e-05), \
+    F(2.5684460069896886e-06)
+
+
+@register_jitable
+def expm1_core(x):
+    """e ** x - 1 for x in [-18, 89] (callers clamp; below -17.33 it rounds to -1): |x| < ln 2 by its
+    own polynomial (no cancellation), else 2 ** n (1 + p) - 1 = fma(2^n, p, 2^n - 1) with n >= 1 or
+    n <= -1 and r of the sign that keeps the result away from 0; n > 0 halved first (no overflow
+    of 2 ** 128 before the end)."""
+    z = x * x
+    q = ffma(ffma(ffma(ffma(ffma(ffma(ffma(_M9, x, _M8), x, _M7), x, _M6), x, _M5), x, _M4), x, _M3), x, _M2)
+    near = ffma(z, q, x)
+    n, p = exp_reduce(x)
+    up = n > F(0.0)
+    s = _pow2(I32(n) - (I32(1) if up else I32(0)))
+    far = ffma(s, p, s - (_HALF if up else _ONE))
+    far = far * _TWO if up else far
+    return near if fabs_(x) < _LN2 else far
 
 
 @inlined
-def log_single(v):
-    return np.float32(log64(np.float64(v)))
+def expm1_single(x):
+    """e ** x - 1: -1 below -17.33, inf above 88.7228; -0 stays -0."""
+    xc = x if x > F(-18.0) else F(-18.0)
+    xc = xc if xc < EXP_HIGH else EXP_HIGH
+    r = expm1_core(xc)
+    return r if (x != F(0.0)) & (x == x) else x
 
 
 @inlined
-def log2_single(v):
-    u = np.float64(v)
-    k, s = _log_reduced(u)
-    return np.float32(_log_specials(u, k + _atanh2(s) * INV_LN2))  # powers of two exact
+def sigmoid_single(x):
+    """1 / (1 + e ** -x): e = e ** -|x| = 2 ** n (1 + p); x >= 0: 1 / (1 + e), x < 0: e / (1 + e) (no
+    1 - small).  The quotient q0 of the rounded e and 1 + e is corrected once: by the division's
+    exact residual and the two roundings' exact errors, times 1 / (1 + e) (q0, or 1 - q0 for x < 0).
+    0 below about -103.6 (subnormals above it), 1 above 16.64."""
+    a = fabs_(x)
+    a = a if a < F(104.0) else F(104.0)
+    n, p = exp_reduce(-a)
+    s = ldexp(_ONE, n)                          # 2 ** n: subnormal from n = -127, 0 at n = -150
+    s1 = s + _ONE
+    den = ffma(s, p, s1)
+    e_den = ffma(s, p, (s1 - den) + ((_ONE - s1) + s))   # 1 + e - den: s1 - den, 1 + s - s1 exact
+    neg = x < F(0.0)
+    num = ffma(s, p, s) if neg else _ONE
+    e_num = ffma(s, p, s - num) if neg else F(0.0)   # e - num (s - num exact)
+    q0 = num / den
+    rho = ffma(-q0, den, num)                   # num - q0 den, exact
+    inv = _ONE - q0 if neg else q0              # 1 / (1 + e), to a few bits
+    q = ffma(ffma(-q0, e_den, rho + e_num), inv, q0)
+    return q if x == x else x
+
+
+# --- logarithms: FreeBSD msun's float kernels (e_logf.c, e_log2f.c, e_log10f.c, s_log1pf.c) ---------------
+
+# log(1 + f) = f - f^2/2 + f^3 (L0 + L1 f + ... + L7 f^7) for f in [sqrt(2)/2 - 1, sqrt(2) - 1]: minimax,
+# relative error 2^-27.4 of log(1 + f) (no division: FreeBSD's s = f / (2 + f) form cost twice the time)
+_L0, _L1, _L2, _L3 = F(0.3333333134651184), F(-0.2500081956386566), F(0.2000124156475067), F(-0.1662341058254242)
+_L4, _L5, _L6, _L7 = F(0.14201585948467255), F(-0.13159598410129547), F(0.12762142717838287), \
+    F(-0.07636362314224243)
+_LOG_LN2_HI, _LOG_LN2_LO = F(6.9313812256e-01), F(9.0580006145e-06)     # 0x3f317180, 0x3717f7d1
+_SMALLEST_NORMAL = F(1.1754943508222875e-38)
+
+
+@register_jitable
+def log_split(x):
+    """(k, f): x = 2 ** k (1 + f), f in [sqrt(2)/2 - 1, sqrt(2) - 1), for a positive finite x
+    (subnormals scaled by 2^25 first)."""
+    tiny = x < _SMALLEST_NORMAL
+    k, m = f32_split_sqrt2(x * F(33554432.0) if tiny else x)
+    return (k - F(25.0) if tiny else k), m - _ONE
+
+
+@register_jitable
+def log_kernel(f):
+    """(r, hfsq): log(1 + f) = f - hfsq + r, hfsq = f^2 / 2, r = f^3 P(f) (at most 7 % of the result)."""
+    hfsq = _HALF * f * f
+    p = ffma(ffma(ffma(ffma(ffma(ffma(ffma(_L7, f, _L6), f, _L5), f, _L4), f, _L3), f, _L2), f, _L1), f, _L0)
+    return f * f * f * p, hfsq
+
+
+@register_jitable
+def log_special(x, y):
+    """y where x is positive and finite; else log's special value: -inf at +-0, inf at inf, NaN."""
+    y = y if (x > F(0.0)) & (x < INF) else NAN
+    y = -INF if x == F(0.0) else y
+    return INF if x == INF else y
 
 
 @inlined
-def log10_single(v):
-    u = np.float64(v)
-    k, s = _log_reduced(u)
-    return np.float32(_log_specials(u, k * LOG10_2 + _atanh2(s) * INV_LN10))
+def log_single(x):
+    """ln x (e_logf.c): k ln2_hi - ((hfsq - (r + k ln2_lo)) - f)."""
+    k, f = log_split(x)
+    r, hfsq = log_kernel(f)
+    return log_special(x, k * _LOG_LN2_HI - ((hfsq - (r + k * _LOG_LN2_LO)) - f))
+
+
+_IVLN2_HI, _IVLN2_LO = F(1.4428710938e+00), F(-1.7605285393e-04)          # 0x3fb8b000, 0xb9389ad4
+_IVLN10_HI, _IVLN10_LO = F(4.3432617188e-01), F(-3.1689971365e-05)        # 0x3ede6000, 0xb804ead9
+_LOG10_2_HI, _LOG10_2_LO = F(3.0102920532e-01), F(7.9034151668e-07)        # 0x3e9a2080, 0x355427db
+
+
+@register_jitable
+def _log_hi_lo(f):
+    """(hi, lo): log(1 + f) = hi + lo, hi = f - f^2/2 with its low 12 bits cleared (e_log2f.c), so
+    that hi times a 12-bit constant is exact."""
+    r, hfsq = log_kernel(f)
+    hi = f32_from_bits(f32_bits(f - hfsq) & np.uint32(0xFFFFF000))
+    return hi, (f - hi) - hfsq + r
 
 
 @inlined
-def sinh_single(v):
-    x = np.float64(v)
+def log2_single(x):
+    """log2 x (e_log2f.c): (lo + hi) ivln2lo + lo ivln2hi + hi ivln2hi + k; powers of two exact."""
+    k, f = log_split(x)
+    hi, lo = _log_hi_lo(f)
+    return log_special(x, (lo + hi) * _IVLN2_LO + lo * _IVLN2_HI + hi * _IVLN2_HI + k)
+
+
+@inlined
+def log10_single(x):
+    """log10 x (e_log10f.c)."""
+    k, f = log_split(x)
+    hi, lo = _log_hi_lo(f)
+    y = (lo + hi) * _IVLN10_LO + lo * _IVLN10_HI + hi * _IVLN10_HI + k * _LOG10_2_LO + k * _LOG10_2_HI
+    return log_special(x, y)
+
+
+@register_jitable
+def log1p_core(x, x_lo):
+    """ln(1 + x + x_lo) for x > -1 finite and a tiny x_lo (the low part of a double-float; 0 for a
+    float32 x) (s_log1pf.c): -0.2929 < x < 0.4142: the kernel of f = x itself; else of u = 1 + x
+    rounded; plus c / u, c = 1 + x - u exactly (0 for the former), plus x_lo."""
+    u = _ONE + x
+    k, f = log_split(u)
+    c = (_ONE - (u - x)) if u >= _TWO else (x - (u - _ONE))     # exact (Sterbenz)
+    near = (x > F(-0.29289323)) & (x < F(0.41421354))
+    k = F(0.0) if near else k
+    f = x if near else f
+    c = ((F(0.0) if near else c) + x_lo) / u
+    r, hfsq = log_kernel(f)
+    return k * _LOG_LN2_HI - ((hfsq - (r + (k * _LOG_LN2_LO + c))) - f)
+
+
+@inlined
+def log1p_single(x):
+    """ln(1 + x): -inf at -1, NaN below, inf at inf; -0 stays -0."""
+    y = log1p_core(x, F(0.0))
+    y = y if (x > F(-1.0)) & (x < INF) else NAN
+    y = -INF if x == F(-1.0) else y
+    y = INF if x == INF else y
+    return x if x == F(0.0) else y
+
+
+# --- tanh ---------------------------------------------------------------------------------------------
+
+# tanh a = a + a^3 (T0 + T1 a^2 + ... + T4 a^8) for |a| <= 0.625: minimax, relative error 2^-27.7
+_T0, _T1, _T2 = F(-0.3333328068256378), F(0.13331405818462372), F(-0.05373651534318924)
+_T3, _T4 = F(0.02062816731631756), F(-0.005692296661436558)
+#: tanh's polynomial below, 1 - 2 / (e^2a + 1) from; tanh rounds to 1 above TANH_ONE
+TANH_SMALL, TANH_ONE = F(0.625), F(9.1)
+
+
+@inlined
+def tanh_single(x):
+    """tanh: |x| < 0.625 the odd polynomial (its term beyond a is 13 % of it at most); else
+    1 - 2 / (e^2a + 1) with e^2a + 1 = fma(2^n, p, 2^n + 1) (one rounding): the error of 2 / (...)
+    shrinks with it.  -0 stays -0; +-1 beyond 9.1; NaN kept (it takes the polynomial's side)."""
     a = fabs_(x)
     z = a * a
-    # a < 1: a + a^3/3! + ... + a^15/15!; else (e^a - e^-a) / 2 (inf in float32 from a = 89.5)
-    p = 1.0 / 362880.0 + z * (1.0 / 39916800.0 + z * (1.0 / 6227020800.0 + z * (1.0 / 1307674368000.0)))
-    small = a + a * z * (1.0 / 6.0 + z * (1.0 / 120.0 + z * (1.0 / 5040.0 + z * p)))
-    e = exp64(a)
-    r = small if a < 1.0 else 0.5 * (e - 1.0 / e)
-    return _nan_kept(v, fcopysign(r, x))
+    small = ffma(a * z, ffma(ffma(ffma(ffma(_T4, z, _T3), z, _T2), z, _T1), z, _T0), a)
+    b = a if a < TANH_ONE else TANH_ONE
+    n, p = exp_reduce(b + b)
+    s = _pow2(I32(n))                                        # n in [2, 27]
+    big = _ONE - _TWO / ffma(s, p, s + _ONE)
+    return fcopysign(big if a >= TANH_SMALL else small, x)
+
+
+# --- erf and erfc ------------------------------------------------------------------------------------
+
+# erf x = x + x (R0 + R1 x^2 + ... + R6 x^12) for |x| <= 0.921875: minimax, relative error 2^-30.1
+_R0, _R1, _R2, _R3 = F(0.12837916612625122), F(-0.3761262893676758), F(0.11283625662326813), \
+    F(-0.026855729520320892)
+_R4, _R5, _R6 = F(0.005192392505705357), F(-0.0008049514726735651), F(7.99504850874655e-05)
+# erfc(a) e^(a^2) = u (C0 + C1 u + ... + C10 u^10), u = 1 / (1 + a / 2), for a in [0.25, 10.5]: minimax,
+# relative error 2^-30.1
+_C0, _C1, _C2, _C3 = F(0.2820945382118225), F(0.28209325671195984), F(0.24699349701404572), F(0.17384763062000275)
+_C4, _C5, _C6, _C7 = F(0.10276870429515839), F(-0.09326207637786865), F(0.20924320816993713), \
+    F(-0.5645889043807983)
+_C8, _C9, _C10 = F(0.5891167521476746), F(-0.28119340538978577), F(0.05288786441087723)
+# d ln(u P(u)) / d ln u = G0 + G1 u within 0.023 (1.2 to 2.1): least squares, enough for a correction
+_G0, _G1 = F(0.9385279417037964), F(1.4572787284851074)
+#: erf's polynomial below ERF_SMALL, 1 - erfc from (erfc <= 0.19 there: its error shrinks 4x)
+ERF_SMALL = F(0.921875)
+
+
+@register_jitable
+def erf_small(x):
+    """erf x for |x| <= ERF_SMALL (-0 kept)."""
+    z = x * x
+    p = ffma(ffma(ffma(ffma(ffma(ffma(_R6, z, _R5), z, _R4), z, _R3), z, _R2), z, _R1), z, _R0)
+    return ffma(x, p, x)
+
+
+@register_jitable
+def erfc_times(c, a, a_lo, hi, lo):
+    """c erfc(a + a_lo), rounded once at the end (up to the product's 1/2 ulp), for a in [0.5, 10.5]
+    (beyond: a value below 2^-150 |c|) with |a_lo| <= 2^-23 a and (a + a_lo)^2 = hi + lo (hi <= 104):
+    c u P(u) (1 + p) 2 ** n, e^-(hi + lo) = 2 ** n (1 + p) (a in [0.25, 10.5] for the polynomial; the
+    callers' from 0.5 or 0.921875).  u = 1 / (1 + a / 2) is rounded twice (1 +
+    a/2, the division) and u P(u) moves by G(u) = d ln(u P) / d ln u (1.2 to 2.1) times u's relative
+    error: that error, known exactly (the division's residual, the a that 1 + a/2 stands for), is
+    taken back through G into p."""
+    d = ffma(a, _HALF, _ONE)
+    u = _ONE / d
+    rho = ffma(-u, d, _ONE)                               # 1 - u d, exact
+    da = (a - _TWO * (d - _ONE)) + a_lo                   # the true a minus the a d stands for
+    dlnu = ffma(-_HALF * da, u, rho)                      # ln(1 / (1 + (a + a_lo)/2) / u), to first order
+    pu = ffma(ffma(ffma(ffma(ffma(ffma(_C10, u, _C9), u, _C8), u, _C7), u, _C6), u, _C5), u, _C4)
+    pu = ffma(ffma(ffma(ffma(pu, u, _C3), u, _C2), u, _C1), u, _C0)
+    n, p = exp_reduce_dd(-hi, -lo)
+    p = ffma(ffma(_G1, u, _G0) * dlnu, _ONE + p, p)      # (1 + p)(1 + G dlnu) - 1
+    cu, cu_lo = split_product(c, u)
+    w = ffma(cu, pu, cu_lo * pu)                          # c u P(u), rounded once
+    return ldexp(ffma(w, p, w), n)
+
+
+@register_jitable
+def erfc_times_wide(c, a, a_lo, hi, lo):
+    """``erfc_times`` with u P(u) in float64 (one float32 rounding of c u P(u) (1 + p) instead of four,
+    the Horner error of P and u's rounding gone): gelu's erfc, where the result is erfc itself."""
+    a64 = np.float64(a) + np.float64(a_lo)
+    d = 1.0 + 0.5 * a64
+    u = np.float64(_ONE / F(d))
+    u = u * (2.0 - d * u)                                  # Newton: 2^-48 from float32's 2^-24
+    pu = ffma(ffma(ffma(ffma(ffma(ffma(np.float64(_C10), u, np.float64(_C9)), u, np.float64(_C8)), u,
+                                  np.float64(_C7)), u, np.float64(_C6)), u, np.float64(_C5)), u, np.float64(_C4))
+    pu = ffma(ffma(ffma(ffma(pu, u, np.float64(_C3)), u, np.float64(_C2)), u, np.float64(_C1)), u, np.float64(_C0))
+    n, p = exp_reduce_dd(-hi, -lo)
+    return ldexp(F(np.float64(c) * (u * pu) * (1.0 + np.float64(p))), n)
+
+
+@register_jitable
+def half_square(x):
+    """(hi, lo): x^2 / 2 = hi + lo exactly, hi <= 104 (clamped: beyond, e^-hi rounds to 0 in every use)."""
+    hi, lo = split_product(x, x)
+    big = hi > F(208.0)
+    return (F(104.0) if big else _HALF * hi), (F(0.0) if big else _HALF * lo)
 
 
 @inlined
-def cosh_single(v):
-    e = exp64(fabs_(np.float64(v)))
-    return _nan_kept(v, 0.5 * (e + 1.0 / e))
-
-
-@inlined
-def log1p_single(v):
-    return np.float32(log1p64(np.float64(v)))
-
-
-@inlined
-def arcsinh_single(v):
-    x = np.float64(v)
+def erf_single(x):
+    """erf: the odd polynomial below 0.921875, 1 - erfc above; +-1 beyond 3.92; -0 kept."""
     a = fabs_(x)
-    z = a * a
-    r = log1p64(a + z / (1.0 + fsqrt(1.0 + z)))  # ln(a + sqrt(1 + a^2)) without cancellation near 0
-    return _nan_kept(v, fcopysign(r if a < INF else a, x))
+    b = a if a < F(4.0) else F(4.0)
+    hi, lo = split_product(b, b)
+    big = _ONE - erfc_times(_ONE, b, F(0.0), hi, lo)
+    return fcopysign(big, x) if a >= ERF_SMALL else erf_small(x)   # NaN: the polynomial's NaN
 
 
-@inlined
-def arccosh_single(v):
-    x = np.float64(v)
-    t = x - 1.0                                   # exact: x is a float32
-    r = log1p64(t + fsqrt(fabs_(t * (x + 1.0))))
-    return np.float32(r if x >= 1.0 else NAN)     # x < 1 (and NaN): NaN
+# --- sigmoid of a double-float, and the pieces the activations share -----------------------------------
 
-
-@inlined
-def arctanh_single(v):
-    x = np.float64(v)
-    a = fabs_(x)
-    return np.float32(fcopysign(0.5 * log1p64(2.0 * a / (1.0 - a)), x))  # a > 1: log1p(< -1) is NaN
-
-
-@inlined
-def sigmoid_single(v):
-    """1 / (1 + e^-v): 0 below -104, 1 above 17 (float32's rounding of it), NaN kept."""
-    return _nan_kept(v, 1.0 / (1.0 + exp64(-np.float64(v))))
-
-
-#: erfc's zero for float32 results: beyond it erfc(a) < 1e-52 (gelu's 0.5 x erfc(-x / sqrt 2) rounds to 0)
-ERFC_ZERO = 10.8
-_ERFCX_U0 = 3.0 / (3.0 + ERFC_ZERO)
-#: e^(a^2) erfc(a) for a in [0, ERFC_ZERO] as a polynomial (highest power first) in
-#: s = (2u - 1 - u0) / (1 - u0) in [-1, 1], u = 3 / (3 + a), u0 = 3 / (3 + ERFC_ZERO): NumPy's
-#: chebfit of degree 16 to 40001 evenly spaced a, converted by cheb2poly; relative error 3e-13
-_ERFCX = (-1.8536288318990234e-09, -5.858043797335515e-09, 3.1832606558043515e-08, 6.979291166132785e-08,
-          -4.3207307673703594e-07, -7.161630826763537e-07, 5.751817088494611e-06, 1.1816455121412564e-05,
-          -7.560933563864349e-05, -0.0003125092708068236, 0.0005502900945612496, 0.008487516102551535,
-          0.03783408008302734, 0.10773747554767958, 0.22445216571811086, 0.35806702328994194,
-          0.2632430538206081)
+@register_jitable
+def ldexp_wide(v, nf):
+    """v * 2 ** nf for an integral float32 nf in [-504, 504]: ``ldexp`` twice, the larger half first."""
+    n = I32(nf)
+    h = n >> I32(1)
+    return ldexp(ldexp(v, F(n - h)), F(h))
 
 
 @register_jitable
-def erfc64(t):
-    """erfc(t) to 1e-12 relative where |t| <= ERFC_ZERO (0 beyond it on the right, 2 on the left;
-    NaN stays NaN): e^(-a^2) times the fit of e^(a^2) erfc(a), a = |t|; 2 - erfc(a) for t < 0."""
-    a = fabs_(t)
-    s = (6.0 / (3.0 + a) - 1.0 - _ERFCX_U0) / (1.0 - _ERFCX_U0)
-    c = _ERFCX
-    p = ((((c[0] * s + c[1]) * s + c[2]) * s + c[3]) * s + c[4]) * s + c[5]
-    p = ((((((p * s + c[6]) * s + c[7]) * s + c[8]) * s + c[9]) * s + c[10]) * s + c[11]) * s + c[12]
-    p = (((p * s + c[13]) * s + c[14]) * s + c[15]) * s + c[16]
-    r = exp64(-(a * a)) * p
-    r = 0.0 if a > ERFC_ZERO else r
-    return 2.0 - r if t < 0.0 else r
+def sigmoid_times(c, vh, vl, limit):
+    """(q, n): c sigmoid(v) = q * 2 ** n for the double-float v = vh + vl (|vl| <= 2^-23 |vh|, |vh| <=
+    ``limit`` <= 348: callers clamp) and a float32 c; q rounded once, n <= 0 (0 for v >= 0; 2 more for
+    |c| > 2^125, divided by 4 first).  e = e ** -|v| = 2 ** n (1 + p); v >= 0: q = c / (1 + e), v < 0: q = c (1 + p) /
+    (1 + e); numerator and 1 + e as double-floats, their quotient corrected once as in
+    ``sigmoid_single``."""
+    a = fabs_(vh)
+    a = a if a < limit else limit
+    neg = vh < F(0.0)
+    n, p = exp_reduce_dd(-a, vl if neg else -vl)
+    s = ldexp(_ONE, n if n > F(-252.0) else F(-252.0))   # 2 ** n: 0 below -150 anyway
+    s1 = s + _ONE
+    den = ffma(s, p, s1)
+    e_den = ffma(s, p, (s1 - den) + ((_ONE - s1) + s))
+    big = fabs_(c) > F(2.0 ** 125)                     # c (1 + p) could overflow before the scaling: c / 4
+    c = c * F(0.25) if big else c
+    m = _ONE + p if neg else _ONE
+    e_m = ((_ONE - m) + p) if neg else F(0.0)          # 1 + p - m exactly
+    num, e_num = split_product(c, m)
+    e_num = ffma(c, e_m, e_num)                        # c (1 + p) - num
+    q0 = num / den
+    rho = ffma(-q0, den, num)
+    e = s * m
+    inv = ffma(ffma(F(0.3274689), e, F(-0.80418816)), e, F(0.98608724))   # 1 / (1 + e) within 2 %
+    q = ffma(ffma(-q0, e_den, rho + e_num), inv, q0)
+    return (q if q0 != F(0.0) else q0), (n if neg else F(0.0)) + (F(2.0) if big else F(0.0))   # a zero c keeps its sign
 
 
 @register_jitable
-def tanh64(x):
-    """tanh to 1e-9 (NaN: callers select)."""
-    a = fabs_(x)
-    y = 2.0 * a if 2.0 * a < 20.0 else 20.0     # tanh(10) rounds to 1 in float32 (and NaN -> 20)
-    big = fcopysign(1.0 - 2.0 / (exp64(y) + 1.0), x)
-    small = fcopysign(a - a * a * a / 3.0, x)    # tanh x = x - x^3 / 3 + O(x^5), |x| < 2^-12; -0 stays -0
-    return small if a < 2.0 ** -12 else big
+def log1p_exp_minus(a):
+    """ln(1 + e ** -a) for a >= 0 (NaN: anything; softplus, logaddexp): ``log1p_core`` of the
+    exponential as a double-float (its rounding error would count once more)."""
+    m, m_lo, n = exp_parts(-(a if a < F(104.0) else F(104.0)))
+    e = ldexp(m, n)
+    return log1p_core(e, ldexp(m_lo, n) if e > F(1e-30) else F(0.0))
 
 
 @inlined
-def tanh_single(v):
-    return _nan_kept(v, tanh64(np.float64(v)))
+def logaddexp_single(x, y):
+    """ln(e^x + e^y), NumPy's npy_logaddexpf: x == y: x + ln 2 (infinities too); d = x - y rounded
+    in float32 as NumPy's loop does; max + log1p(e^-|d|); NaN for NaN."""
+    d = x - y
+    m = x if d > F(0.0) else y
+    r = m + log1p_exp_minus(fabs_(d))
+    r = r if (d > F(0.0)) | (d <= F(0.0)) else d
+    return x + _LN2 if x == y else r
 
 
-@register_jitable
-def atan64(x):
-    """atan x to 1e-15 for any x (NaN: callers select): t = min(|x|, 1/|x|) <= 1; beyond 7/16 and
-    11/16 atan t = atan c + atan((t - c) / (1 + t c)) for c = 1/2, 1; fdlibm's minimax polynomial."""
-    a = fabs_(x)
-    inverted = a > 1.0
-    t = 1.0 / a if inverted else a
-    c = 0.0 if t < 0.4375 else (0.5 if t < 0.6875 else 1.0)
-    base = 0.0 if t < 0.4375 else (4.63647609000806093515e-01 if t < 0.6875 else 7.85398163397448278999e-01)
-    u = (t - c) / (1.0 + t * c)
-    z = u * u
-    w = z * z
-    s1 = z * (3.33333333333329318027e-01 + w * (1.42857142725034663711e-01 + w * (9.09088713343650656196e-02 + w * (
-        6.66107313738753120669e-02 + w * (4.97687799461593236017e-02 + w * 1.62858201153657823623e-02)))))
-    s2 = w * (-1.99999999998764832476e-01 + w * (-1.11111104054623557880e-01 + w * (-7.69187620504482999495e-02 + w * (
-        -5.83357013379057348645e-02 + w * -3.65315727442169155270e-02))))
-    r = base + (u - u * (s1 + s2))
-    r = 1.5707963267948966 - r if inverted else r
-    return fcopysign(r, x)
+_LOG2E_LN2 = F(1.4426950408889634)
 
 
 @inlined
-def arctan_single(v):
-    return _nan_kept(v, atan64(np.float64(v)))
-
-
-@inlined
-def arcsin_single(v):
-    x = np.float64(v)
-    r = atan64(x / fsqrt(fabs_((1.0 - x) * (1.0 + x))))  # |x| = 1: x / 0 = +-inf, atan -> +-pi/2
-    return np.float32(r if fabs_(x) <= 1.0 else NAN)
-
-
-@inlined
-def arccos_single(v):
-    x = np.float64(v)
-    r = 2.0 * atan64(fsqrt(fabs_((1.0 - x) / (1.0 + x))))  # x = -1: sqrt(inf), atan -> pi/2
-    return np.float32(r if fabs_(x) <= 1.0 else NAN)
-
-
-@inlined
-def arctan2_single(y, x):
-    """atan2 with C99's special values (NumPy's): the quadrant from the signs, inf/inf as odd multiples of pi/4."""
-    yy, xx = np.float64(y), np.float64(x)
-    ay, ax = fabs_(yy), fabs_(xx)
-    both_inf = (ay == INF) & (ax == INF)
-    t = atan64(ay / ax)                          # ay/ax: inf for ax = 0 (pi/2)
-    t = 0.0 if ay == 0.0 else t                  # 0/0 too: +-0 or +-pi by x's sign, as C99
-    t = 0.7853981633974483 if both_inf else t
-    t = (3.141592653589793 - t) if fcopysign(1.0, xx) < 0 else t   # x < 0 or x = -0
-    t = 1.5707963267948966 if (ax == 0.0) & (ay != 0.0) else t
-    r = fcopysign(t, yy)
-    return np.float32(r) if (yy == yy) & (xx == xx) else np.float32(NAN)
-
-
-@inlined
-def hypot_single(y, x):
-    """hypot: exact squares in float64 (no overflow for float32), one rounding; inf wins over NaN (C99)."""
-    a, b = np.float64(y), np.float64(x)
-    r = fsqrt(a * a + b * b)
-    return np.float32(INF) if (fabs_(a) == INF) | (fabs_(b) == INF) else np.float32(r)
-
-
-@inlined
-def cbrt_single(v):
-    """cbrt: an estimate from the exponent's third, then Newton steps in float64 (each squares the error)."""
-    x = np.float64(v)
-    a = fabs_(x)
-    k, m = _exponent_split(a)                    # a = m * 2^k, m in [1, 2)
-    q = ffloor(k / 3.0)
-    m = m * (1.0 if k - 3.0 * q == 0.0 else (2.0 if k - 3.0 * q == 1.0 else 4.0))  # a = m 2^(3q), m in [1, 8)
-    y = 0.6 + m * (0.3 - m * 0.0125)             # cbrt m within 12 % on [1, 8)
-    for _ in range(4):
-        y = y - (y - m / (y * y)) / 3.0          # Newton on y^3 = m: 12 % -> 1e-2 -> 1e-4 -> 1e-8 -> 1e-16
-    r = fcopysign(y * f64_from_bits((np.int64(q) + np.int64(1023)) << np.int64(52)), x)
-    return v if (a == 0.0) | (a == INF) | (x != x) else np.float32(r)
-
-
-@register_jitable
-def _exponent_split(a):
-    """(k, m): a = m * 2 ** k, m in [1, 2), for positive finite normal float64 a."""
-    bits = np.int64(f64_bits(a))
-    k = ((bits >> np.int64(52)) & np.int64(0x7FF)) - np.int64(1023)
-    return np.float64(k), f64_from_bits((bits & np.int64(0x000FFFFFFFFFFFFF)) | np.int64(0x3FF0000000000000))
-
-
-@inlined
-def tan_single(v):
-    """tan for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
-    q, r = _quarter_turns(np.float64(v))
-    s, c = _sin_poly(r), _cos_poly(r)
-    return np.float32(-c / s if q == 1.0 or q == 3.0 else s / c)
-
-
-@register_jitable
-def _quarter_turns(x):
-    """(q, r): x = k pi/2 + r, q = k mod 4 (as a float: no conversion of NaN or inf), |r| <= pi/4;
-    r to 1e-20 for |x| < SIN_COS_REDUCED (k * PIO2_1 is exact, and so is x - k * PIO2_1); NaN r
-    for inf and NaN."""
-    k = ffloor(x * _INVPIO2 + 0.5)
-    r = (x - k * _PIO2_1) - k * _PIO2_1T
-    return k - 4.0 * ffloor(k * 0.25), r
-
-
-# fdlibm's float kernels (k_sinf.c, k_cosf.c: minimax on |r| <= pi/4, in float64)
-_S1, _S2 = float.fromhex("-0x15555554cbac77p-55"), float.fromhex("0x111110896efbb2p-59")
-_S3, _S4 = float.fromhex("-0x1a00f9e2cae774p-65"), float.fromhex("0x16cd878c3b46a7p-71")
-_C0, _C1 = float.fromhex("-0x1ffffffd0c5e81p-54"), float.fromhex("0x155553e1053a42p-57")
-_C2, _C3 = float.fromhex("-0x16c087e80f1e27p-62"), float.fromhex("0x199342e0ee5069p-68")
-
-
-@register_jitable
-def _sin_poly(r):
-    """sin r for |r| <= pi/4 to 2^-37.5 relative (fdlibm's __kernel_sindf)."""
-    z = r * r
-    return r * (1.0 + z * (_S1 + z * (_S2 + z * (_S3 + z * _S4))))  # -0 kept
-
-
-@register_jitable
-def _cos_poly(r):
-    """cos r for |r| <= pi/4 to 2^-34.1 (fdlibm's __kernel_cosdf)."""
-    z = r * r
-    return 1.0 + z * (_C0 + z * (_C1 + z * (_C2 + z * _C3)))
-
-
-@inlined
-def sin_single(v):
-    """sin for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
-    q, r = _quarter_turns(np.float64(v))
-    t = _cos_poly(r) if q == 1.0 or q == 3.0 else _sin_poly(r)
-    return np.float32(-t if q >= 2.0 else t)
-
-
-@inlined
-def cos_single(v):
-    """cos for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
-    q, r = _quarter_turns(np.float64(v))
-    t = _sin_poly(r) if q == 1.0 or q == 3.0 else _cos_poly(r)
-    t = -t if q == 1.0 or q == 2.0 else t
-    return np.float32(t)
-
-
-@register_jitable
-def sin_cos_large(v):
-    """1 where ``sin_single``/``cos_single`` cannot reduce v (finite, |v| >= SIN_COS_REDUCED), else 0."""
-    a = fabs_(v)
-    return np.int32((a >= SIN_COS_REDUCED) & (a < INF))  # no short circuit: a branch would stop vectorising
+def logaddexp2_single(x, y):
+    """log2(2^x + 2^y), NumPy's npy_logaddexp2f: max + log2(1 + 2^-|d|) (as LOG2E log1p)."""
+    d = x - y
+    m = x if d > F(0.0) else y
+    r = m + _LOG2E_LN2 * log1p_core(exp2_single(-fabs_(d)), F(0.0))
+    r = r if (d > F(0.0)) | (d <= F(0.0)) else d
+    return x + _ONE if x == y else r

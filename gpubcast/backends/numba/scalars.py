@@ -29,7 +29,9 @@ import math
 import numpy as np
 from numba.core import types
 
+from . import float32_activations as A32
 from . import float32_math as F32
+from . import float32_wide as W32
 from .cache import overload, register_jitable
 from .codecs import (SYSTEM_COMPLEX, SYSTEM_CPOW, ctruth, decode, double_to_half, encode, fabs_,
                      family, fceil, fcopysign, fexp2, ffloor, ffma, ffmod, float_to_bfloat16, fpow, frint, fsqrt,
@@ -679,39 +681,40 @@ def _float32_fast(single, general, nargs=1):
     return stub
 
 
-#: math functions whose float32 values come from ``float32_math`` (vectorised; the C library elsewhere)
-FLOAT32_FUNCTIONS = {"sin": F32.sin_single, "cos": F32.cos_single, "tan": F32.tan_single,
-                     "arcsin": F32.arcsin_single, "arccos": F32.arccos_single, "arctan": F32.arctan_single,
-                     "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": F32.arcsinh_single,
-                     "arccosh": F32.arccosh_single, "arctanh": F32.arctanh_single}
-#: binary ops whose float32 values come from ``float32_math`` (their scalar functions are inlined:
-#: the activations with one parameter among them)
-FLOAT32_BINARY = frozenset({"arctan2", "hypot", "elu", "celu", "swish"})
+#: math functions whose float32 values come from ``float32_wide`` (float64 formulas that vectorise; the C
+#: library elsewhere)
+FLOAT32_FUNCTIONS = {"sin": W32.sin_single, "cos": W32.cos_single, "tan": W32.tan_single,
+                     "arcsin": W32.arcsin_single, "arccos": W32.arccos_single, "arctan": W32.arctan_single,
+                     "sinh": W32.sinh_single, "cosh": W32.cosh_single, "arcsinh": W32.arcsinh_single,
+                     "arccosh": W32.arccosh_single, "arctanh": W32.arctanh_single}
+#: binary ops whose float32 values come from ``float32_wide``, ``float32_math`` or ``float32_activations``
+#: (their scalar functions are inlined: the activations with one parameter among them)
+FLOAT32_BINARY = frozenset({"arctan2", "hypot", "logaddexp", "logaddexp2", "elu", "celu", "swish"})
 
 
 @register_jitable
 def _sin_exact(v):
     """sin of any value: float32's vectorised polynomial where it reduces exactly, else the C library."""
-    return math.sin(v) if F32.sin_cos_large(v) else _sin_vector(v)
+    return math.sin(v) if W32.sin_cos_large(v) else _sin_vector(v)
 
 
 @register_jitable
 def _cos_exact(v):
-    return math.cos(v) if F32.sin_cos_large(v) else _cos_vector(v)
+    return math.cos(v) if W32.sin_cos_large(v) else _cos_vector(v)
 
 
 @register_jitable
 def _tan_exact(v):
-    return math.tan(v) if F32.sin_cos_large(v) else _tan_vector(v)
+    return math.tan(v) if W32.sin_cos_large(v) else _tan_vector(v)
 
 
-_sin_vector = _float32_fast(F32.sin_single, math.sin)
-_cos_vector = _float32_fast(F32.cos_single, math.cos)
-_tan_vector = _float32_fast(F32.tan_single, math.tan)
+_sin_vector = _float32_fast(W32.sin_single, math.sin)
+_cos_vector = _float32_fast(W32.cos_single, math.cos)
+_tan_vector = _float32_fast(W32.tan_single, math.tan)
 
 
 def sin_cos_large(codec, x):
-    """1 where a raw float is beyond ``float32_math``'s sin/cos reduction, else 0 (always 0 for float64)."""
+    """1 where a raw float is beyond ``float32_wide``'s sin/cos reduction, else 0 (always 0 for float64)."""
     raise NotImplementedError
 
 
@@ -719,7 +722,7 @@ def sin_cos_large(codec, x):
 def _sin_cos_large_ov(codec, x):
     if codec.codec == "native" and x != types.float32:  # float64: the C library throughout
         return lambda codec, x: np.int32(0)
-    return lambda codec, x: F32.sin_cos_large(decode(codec, x))
+    return lambda codec, x: W32.sin_cos_large(decode(codec, x))
 
 
 def _declare_math_unary():
@@ -747,7 +750,7 @@ def _declare_math_unary():
                  "c": _lift1(lambda v: _clog_scaled(v, _LOG2E))},
         "log10": {"f": _lift1(_float32_fast(F32.log10_single, math.log10)),
                   "c": _lift1(lambda v: _clog_scaled(v, _LOG10E))},
-        "cbrt": {"f": _lift1(_float32_fast(F32.cbrt_single, libm_cbrt))},
+        "cbrt": {"f": _lift1(_float32_fast(W32.cbrt_single, libm_cbrt))},
         "deg2rad": {"f": _lift1(lambda v: _deg2rad(v))},
         "rad2deg": {"f": _lift1(lambda v: _rad2deg(v))},
         "square": {"i": _raw1(lambda codec, x: x * x), "u": _raw1(lambda codec, x: x * x),
@@ -777,10 +780,10 @@ def _declare_math_binary():
     f_max, f_min = _fmax_fmin(True), _fmax_fmin(False)
     int_max, int_min = _select(lambda a, b: a > b), _select(lambda a, b: a < b)
     return {
-        "arctan2": {"f": _lift(_float32_fast(F32.arctan2_single, math.atan2, 2))},
-        "hypot": {"f": _lift(_float32_fast(F32.hypot_single, libm_hypot, 2))},
-        "logaddexp": {"f": _lift(lambda a, b: _logaddexp(a, b))},
-        "logaddexp2": {"f": _lift(lambda a, b: _logaddexp2(a, b))},
+        "arctan2": {"f": _lift(_float32_fast(W32.arctan2_single, math.atan2, 2))},
+        "hypot": {"f": _lift(_float32_fast(W32.hypot_single, libm_hypot, 2))},
+        "logaddexp": {"f": _lift(_float32_fast(F32.logaddexp_single, _logaddexp, 2))},
+        "logaddexp2": {"f": _lift(_float32_fast(F32.logaddexp2_single, _logaddexp2, 2))},
         "copysign": {"f": _lift(lambda a, b: fcopysign(a, b))},
         "nextafter": {"f": _nextafter_make},
         "fmax": {"b": _lift(lambda a, b: a or b), "i": int_max, "u": int_max, "f": f_max,
@@ -928,11 +931,6 @@ def _sigmoid(v):
     return one / (one + math.exp(-v))
 
 
-@register_jitable
-def _erf(v):
-    return like(v, math.erf(np.float64(v)))  # float32: computed in float64, rounded once (the reference)
-
-
 def _relu(codec, x):
     """max(x, 0) with ``maximum``'s own NaN and tie rules (the raw zero is +0 in every codec)."""
     return lambda codec, x: op_maximum(codec, x, like(x, 0))  # noqa: F821 - a stub _make_stubs defines below
@@ -952,7 +950,7 @@ def _declare_unary():
         "exp": {"f": _lift1(_float32_fast(F32.exp_single, math.exp)), "c": _complex_function(system_cexp, cmath.exp)},
         "log": {"f": _lift1(_float32_fast(F32.log_single, math.log)), "c": _complex_function(system_clog, cmath.log)},
         "tanh": {"f": _lift1(lambda v: _tanh(v)), "c": _complex_function(system_ctanh, cmath.tanh)},
-        "erf": {"f": _lift1(lambda v: _erf(v))},
+        "erf": {"f": _lift1(_float32_fast(F32.erf_single, math.erf))},
         "sigmoid": {"f": _lift1(_float32_fast(F32.sigmoid_single, _sigmoid))},
         "reciprocal": {"f": _lift1(lambda v: like(v, 1) / v), "c": _lift1(lambda v: _creciprocal(v))},
         "floor": {"b": ident, "i": ident, "u": ident, "f": _lift1(lambda v: ffloor(v))},
@@ -984,6 +982,11 @@ def _make_unary_stubs(table, declare=None, prefix="unary_"):
 
 #: unary op name -> scalar function ``f(codec, raw x) -> raw result`` (``cast`` runs NumPy's astype)
 UNARY = _make_unary_stubs({**_declare_unary(), **_declare_math_unary()})
+
+#: unary ops whose float32 body is long (``float32_math``, ``float32_activations``): ``rows.unary_row``
+#: keeps their contiguous loop a function of its own
+HEAVY_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sigmoid", "erf",
+                         "softplus", "mish", "gelu", "gelu_tanh"})
 
 #: unary op name -> (``vector``, ``large``): ``vector(codec, x)`` is the op's value where
 #: ``large(codec, x)`` is 0 and vectorises; ``unary_row`` runs it on rows without a large element
@@ -1117,24 +1120,28 @@ def _min0(t):
     return t if t < 0.0 or t != t else 0.0
 
 
-@register_jitable
-def _exp_kept(v):
-    """``float32_math.exp64`` over every float64 (the activations' float32 exp): NaN kept, 0 and inf
-    beyond its range (so that -inf / (1 + e^inf) is NaN, as in NumPy)."""
-    r = F32.exp64(v)
-    r = F32.INF if v > 709.0 else r
-    r = 0.0 if v < -708.0 else r
-    return r if v == v else v
+#: the activations that call a math function: float32, float16 and bfloat16 compute them in float32
+#: lanes (``float32_activations``); float64 by its formula over the C library's functions
+FLOAT32_ACTIVATIONS = {"softplus": A32.softplus_single, "mish": A32.mish_single, "gelu": A32.gelu_single,
+                       "gelu_tanh": A32.gelu_tanh_single, "elu": A32.elu_single, "celu": A32.celu_single,
+                       "swish": A32.swish_single, "selu": A32.selu_single}
 
 
-@register_jitable
-def _tanh_kept(v):
-    return F32.tanh64(v) if v == v else v
+def _act32(fn):
+    """A ``float32_activations`` function of 1-3 float32 values as a raw-in, raw-out scalar function
+    (float16 and bfloat16 decoded to float32, the result rounded once to them)."""
+    nargs = fn.__code__.co_argcount
+    if nargs == 1:
+        return lambda codec, x: encode(codec, fn(decode(codec, x)))
+    if nargs == 2:
+        return lambda codec, x, y: encode(codec, fn(decode(codec, x), decode(codec, y)))
+    return lambda codec, x, y, z: encode(codec, fn(decode(codec, x), decode(codec, y), decode(codec, z)))
 
 
 def _declare_activations():
-    """Each activation as a float64 formula over ``exp``, ``expm1``, ``log1p``, ``tanh`` and ``erfc``: the C
-    library's for float64 inputs, ``float32_math``'s (vectorised) for float32, float16 and bfloat16."""
+    """Each activation as a float64 formula over ``exp``, ``expm1``, ``log1p``, ``tanh`` and ``erfc``
+    (the C library's) for float64 inputs; for float32, float16 and bfloat16 the same formula in float64
+    rounded once where it calls no math function (exact), else ``FLOAT32_ACTIVATIONS``."""
     def formulas(exp, expm1, log1p, tanh, erfc):
         def softplus(v):  # NumPy's logaddexp(0, v): max(v, 0) + log1p(exp(-|v|)); NaN stays NaN
             r = log1p(exp(-fabs_(v)))
@@ -1164,9 +1171,11 @@ def _declare_activations():
         return one, two, three
 
     general = formulas(math.exp, math.expm1, math.log1p, math.tanh, math.erfc)
-    single = formulas(_exp_kept, math.expm1, F32.log1p64, _tanh_kept, F32.erfc64)
-    return tuple({n: {"f": _by_width(_act(f), _act(s[n], inline=True))} for n, f in g.items()}
-                 for g, s in zip(general, single))
+
+    def narrow_one(name, formula):
+        single = FLOAT32_ACTIVATIONS.get(name)
+        return _act32(single) if single else _act(formula, inline=True)
+    return tuple({n: {"f": _by_width(_act(f), narrow_one(n, f))} for n, f in g.items()} for g in general)
 
 
 def _by_width(wide, narrow_):

@@ -1,0 +1,294 @@
+"""float32 math functions computed in float64 by arithmetic only, rounded once to float32: the
+trigonometric and inverse ones, sinh, cosh and the inverse hyperbolic ones, cbrt, hypot, arctan2
+(exp, log, tanh, erf and the activations: ``float32_math``, in float32 lanes).
+
+The C library's float functions are calls LLVM cannot vectorise (Numba has no vector math library
+here: NumPy's own SIMD loops are the peer to beat); these functions are float64 polynomials and
+selects, no branches and no calls, so the row loops of them vectorise (at half the lanes of float32
+arithmetic).  Each result is the float64 value (relative error below 3e-9, a tenth of a float32 ulp)
+rounded once: within an ulp of the true value, as NumPy's float64 result rounded once is
+(``ops.MATH_FUNCTION_ULPS``).  float16 and bfloat16 compute in float32 and so through these too.
+
+Every function takes and returns a float32 value and gives NumPy's special values (NaN, +-inf,
++-0, the domain edges).  ``sin`` and ``cos`` reduce their argument with a three-part pi/2, exact
+while ``|x| < SIN_COS_REDUCED``; ``sin_cos_large`` counts larger finite arguments, and the rows
+(``rows.unary_row``) run a row holding one through the C library instead (``scalars``).
+
+Coefficients: Taylor series (1/k! and 1/(2k+1)), truncated where the next term is below 3e-9
+relative (a tenth of a float32 ulp); fdlibm's pi/2 split (33 bits and the rest) and its minimax
+sin/cos kernels for float.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cache import register_jitable
+from .codecs import f64_bits, f64_from_bits, fabs_, fcopysign, ffloor, fsqrt
+from .float32_math import inlined
+
+INF, NAN = float("inf"), float("nan")
+LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = HI + LO, HI * n exact
+LN2, INV_LN2 = 0.6931471805599453, 1.4426950408889634
+SQRT2 = 1.4142135623730951
+
+#: sin/cos arguments below this reduce to 1e-20 (k = round(x * 2/pi) < 2^19: k * PIO2_1 is exact)
+SIN_COS_REDUCED = np.float32(2.0 ** 19)
+_INVPIO2 = 6.36619772367581382433e-01
+_PIO2_1, _PIO2_1T = 1.57079632673412561417e+00, 6.07710050650619224932e-11  # pi/2: 33 bits + the rest
+
+
+# --- float64 cores -----------------------------------------------------------------------------------
+
+@register_jitable
+def exp64(x):
+    """e ** x for x in [-708, 709] (clamped there: float32 results are 0 and inf far before; NaN ->
+    e ** -708, callers select NaN), to 1e-15 (tanh and the activations are rounded once from it): x = n ln2 + r,
+    |r| <= ln2/2, e ** r by Taylor to r^13/13!, times 2 ** n (a normal float64 for every n of the range)."""
+    x = x if x > -708.0 else -708.0
+    x = x if x < 709.0 else 709.0
+    n = ffloor(x * INV_LN2 + 0.5)
+    r = (x - n * LN2_HI) - n * LN2_LO
+    p = (((((1.0 / 6227020800.0 * r + 1.0 / 479001600.0) * r + 1.0 / 39916800.0) * r + 1.0 / 3628800.0) * r
+          + 1.0 / 362880.0) * r + 1.0 / 40320.0) * r + 1.0 / 5040.0
+    p = (((((p * r + 1.0 / 720.0) * r + 1.0 / 120.0) * r + 1.0 / 24.0) * r + 1.0 / 6.0) * r + 0.5) * r + 1.0
+    p = p * r + 1.0
+    return p * f64_from_bits((np.int64(n) + np.int64(1023)) << np.int64(52))
+
+
+@register_jitable
+def _atanh2(s):
+    """2 atanh(s) = ln((1 + s) / (1 - s)) for |s| <= 0.1716 (3 - 2 sqrt 2): odd series to s ** 15."""
+    z = s * s
+    p = 1.0 / 9.0 + z * (1.0 / 11.0 + z * (1.0 / 13.0 + z * (1.0 / 15.0)))
+    return 2.0 * s * (1.0 + z * (1.0 / 3.0 + z * (1.0 / 5.0 + z * (1.0 / 7.0 + z * p))))
+
+
+@register_jitable
+def _log_reduced(u):
+    """(k, s) with u = 2 ** k (1 + s) / (1 - s), |s| <= 0.1716, for positive finite normal u."""
+    k, m = _exponent_split(u)                                      # m in [1, 2)
+    high = m > SQRT2
+    m = 0.5 * m if high else m                                     # [sqrt(1/2), sqrt(2))
+    k = k + 1.0 if high else k
+    return k, (m - 1.0) / (m + 1.0)
+
+
+@register_jitable
+def _log_specials(u, r):
+    """``r`` where u is positive and finite; else ln(u)'s special value (-inf at 0, inf, NaN)."""
+    if u > 0.0 and u < INF:
+        return r
+    if u == 0.0:
+        return -INF
+    return u if u == INF else NAN
+
+
+@inlined
+def log1p64(x):
+    """ln(1 + x): near 0 (1 + x in [sqrt(1/2), sqrt(2))) 2 atanh(x / (2 + x)), without rounding 1 + x."""
+    u = 1.0 + x
+    k, s = _log_reduced(u)
+    near = (x > -0.2928932188134524) & (x < 0.41421356237309515)
+    r = _atanh2(x / (2.0 + x)) if near else k * LN2 + _atanh2(s)
+    return _log_specials(u, r) if x == x else x
+
+
+@register_jitable
+def _nan_kept(v, r):
+    """float32 ``r``, or v itself where v is NaN."""
+    return np.float32(r) if v == v else v
+
+
+# --- float32 functions -------------------------------------------------------------------------------
+
+@inlined
+def sinh_single(v):
+    x = np.float64(v)
+    a = fabs_(x)
+    z = a * a
+    # a < 1: a + a^3/3! + ... + a^15/15!; else (e^a - e^-a) / 2 (inf in float32 from a = 89.5)
+    p = 1.0 / 362880.0 + z * (1.0 / 39916800.0 + z * (1.0 / 6227020800.0 + z * (1.0 / 1307674368000.0)))
+    small = a + a * z * (1.0 / 6.0 + z * (1.0 / 120.0 + z * (1.0 / 5040.0 + z * p)))
+    e = exp64(a)
+    r = small if a < 1.0 else 0.5 * (e - 1.0 / e)
+    return _nan_kept(v, fcopysign(r, x))
+
+
+@inlined
+def cosh_single(v):
+    e = exp64(fabs_(np.float64(v)))
+    return _nan_kept(v, 0.5 * (e + 1.0 / e))
+
+
+@inlined
+def arcsinh_single(v):
+    x = np.float64(v)
+    a = fabs_(x)
+    z = a * a
+    r = log1p64(a + z / (1.0 + fsqrt(1.0 + z)))  # ln(a + sqrt(1 + a^2)) without cancellation near 0
+    return _nan_kept(v, fcopysign(r if a < INF else a, x))
+
+
+@inlined
+def arccosh_single(v):
+    x = np.float64(v)
+    t = x - 1.0                                   # exact: x is a float32
+    r = log1p64(t + fsqrt(fabs_(t * (x + 1.0))))
+    return np.float32(r if x >= 1.0 else NAN)     # x < 1 (and NaN): NaN
+
+
+@inlined
+def arctanh_single(v):
+    x = np.float64(v)
+    a = fabs_(x)
+    return np.float32(fcopysign(0.5 * log1p64(2.0 * a / (1.0 - a)), x))  # a > 1: log1p(< -1) is NaN
+
+
+@register_jitable
+def atan64(x):
+    """atan x to 1e-15 for any x (NaN: callers select): t = min(|x|, 1/|x|) <= 1; beyond 7/16 and
+    11/16 atan t = atan c + atan((t - c) / (1 + t c)) for c = 1/2, 1; fdlibm's minimax polynomial."""
+    a = fabs_(x)
+    inverted = a > 1.0
+    t = 1.0 / a if inverted else a
+    c = 0.0 if t < 0.4375 else (0.5 if t < 0.6875 else 1.0)
+    base = 0.0 if t < 0.4375 else (4.63647609000806093515e-01 if t < 0.6875 else 7.85398163397448278999e-01)
+    u = (t - c) / (1.0 + t * c)
+    z = u * u
+    w = z * z
+    s1 = z * (3.33333333333329318027e-01 + w * (1.42857142725034663711e-01 + w * (9.09088713343650656196e-02 + w * (
+        6.66107313738753120669e-02 + w * (4.97687799461593236017e-02 + w * 1.62858201153657823623e-02)))))
+    s2 = w * (-1.99999999998764832476e-01 + w * (-1.11111104054623557880e-01 + w * (-7.69187620504482999495e-02 + w * (
+        -5.83357013379057348645e-02 + w * -3.65315727442169155270e-02))))
+    r = base + (u - u * (s1 + s2))
+    r = 1.5707963267948966 - r if inverted else r
+    return fcopysign(r, x)
+
+
+@inlined
+def arctan_single(v):
+    return _nan_kept(v, atan64(np.float64(v)))
+
+
+@inlined
+def arcsin_single(v):
+    x = np.float64(v)
+    r = atan64(x / fsqrt(fabs_((1.0 - x) * (1.0 + x))))  # |x| = 1: x / 0 = +-inf, atan -> +-pi/2
+    return np.float32(r if fabs_(x) <= 1.0 else NAN)
+
+
+@inlined
+def arccos_single(v):
+    x = np.float64(v)
+    r = 2.0 * atan64(fsqrt(fabs_((1.0 - x) / (1.0 + x))))  # x = -1: sqrt(inf), atan -> pi/2
+    return np.float32(r if fabs_(x) <= 1.0 else NAN)
+
+
+@inlined
+def arctan2_single(y, x):
+    """atan2 with C99's special values (NumPy's): the quadrant from the signs, inf/inf as odd multiples of pi/4."""
+    yy, xx = np.float64(y), np.float64(x)
+    ay, ax = fabs_(yy), fabs_(xx)
+    both_inf = (ay == INF) & (ax == INF)
+    t = atan64(ay / ax)                          # ay/ax: inf for ax = 0 (pi/2)
+    t = 0.0 if ay == 0.0 else t                  # 0/0 too: +-0 or +-pi by x's sign, as C99
+    t = 0.7853981633974483 if both_inf else t
+    t = (3.141592653589793 - t) if fcopysign(1.0, xx) < 0 else t   # x < 0 or x = -0
+    t = 1.5707963267948966 if (ax == 0.0) & (ay != 0.0) else t
+    r = fcopysign(t, yy)
+    return np.float32(r) if (yy == yy) & (xx == xx) else np.float32(NAN)
+
+
+@inlined
+def hypot_single(y, x):
+    """hypot: exact squares in float64 (no overflow for float32), one rounding; inf wins over NaN (C99)."""
+    a, b = np.float64(y), np.float64(x)
+    r = fsqrt(a * a + b * b)
+    return np.float32(INF) if (fabs_(a) == INF) | (fabs_(b) == INF) else np.float32(r)
+
+
+@inlined
+def cbrt_single(v):
+    """cbrt: an estimate from the exponent's third, then Newton steps in float64 (each squares the error)."""
+    x = np.float64(v)
+    a = fabs_(x)
+    k, m = _exponent_split(a)                    # a = m * 2^k, m in [1, 2)
+    q = ffloor(k / 3.0)
+    m = m * (1.0 if k - 3.0 * q == 0.0 else (2.0 if k - 3.0 * q == 1.0 else 4.0))  # a = m 2^(3q), m in [1, 8)
+    y = 0.6 + m * (0.3 - m * 0.0125)             # cbrt m within 12 % on [1, 8)
+    for _ in range(4):
+        y = y - (y - m / (y * y)) / 3.0          # Newton on y^3 = m: 12 % -> 1e-2 -> 1e-4 -> 1e-8 -> 1e-16
+    r = fcopysign(y * f64_from_bits((np.int64(q) + np.int64(1023)) << np.int64(52)), x)
+    return v if (a == 0.0) | (a == INF) | (x != x) else np.float32(r)
+
+
+@register_jitable
+def _exponent_split(a):
+    """(k, m): a = m * 2 ** k, m in [1, 2), for positive finite normal float64 a."""
+    bits = np.int64(f64_bits(a))
+    k = ((bits >> np.int64(52)) & np.int64(0x7FF)) - np.int64(1023)
+    return np.float64(k), f64_from_bits((bits & np.int64(0x000FFFFFFFFFFFFF)) | np.int64(0x3FF0000000000000))
+
+
+@inlined
+def tan_single(v):
+    """tan for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
+    q, r = _quarter_turns(np.float64(v))
+    s, c = _sin_poly(r), _cos_poly(r)
+    return np.float32(-c / s if q == 1.0 or q == 3.0 else s / c)
+
+
+@register_jitable
+def _quarter_turns(x):
+    """(q, r): x = k pi/2 + r, q = k mod 4 (as a float: no conversion of NaN or inf), |r| <= pi/4;
+    r to 1e-20 for |x| < SIN_COS_REDUCED (k * PIO2_1 is exact, and so is x - k * PIO2_1); NaN r
+    for inf and NaN."""
+    k = ffloor(x * _INVPIO2 + 0.5)
+    r = (x - k * _PIO2_1) - k * _PIO2_1T
+    return k - 4.0 * ffloor(k * 0.25), r
+
+
+# fdlibm's float kernels (k_sinf.c, k_cosf.c: minimax on |r| <= pi/4, in float64)
+_S1, _S2 = float.fromhex("-0x15555554cbac77p-55"), float.fromhex("0x111110896efbb2p-59")
+_S3, _S4 = float.fromhex("-0x1a00f9e2cae774p-65"), float.fromhex("0x16cd878c3b46a7p-71")
+_C0, _C1 = float.fromhex("-0x1ffffffd0c5e81p-54"), float.fromhex("0x155553e1053a42p-57")
+_C2, _C3 = float.fromhex("-0x16c087e80f1e27p-62"), float.fromhex("0x199342e0ee5069p-68")
+
+
+@register_jitable
+def _sin_poly(r):
+    """sin r for |r| <= pi/4 to 2^-37.5 relative (fdlibm's __kernel_sindf)."""
+    z = r * r
+    return r * (1.0 + z * (_S1 + z * (_S2 + z * (_S3 + z * _S4))))  # -0 kept
+
+
+@register_jitable
+def _cos_poly(r):
+    """cos r for |r| <= pi/4 to 2^-34.1 (fdlibm's __kernel_cosdf)."""
+    z = r * r
+    return 1.0 + z * (_C0 + z * (_C1 + z * (_C2 + z * _C3)))
+
+
+@inlined
+def sin_single(v):
+    """sin for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
+    q, r = _quarter_turns(np.float64(v))
+    t = _cos_poly(r) if q == 1.0 or q == 3.0 else _sin_poly(r)
+    return np.float32(-t if q >= 2.0 else t)
+
+
+@inlined
+def cos_single(v):
+    """cos for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
+    q, r = _quarter_turns(np.float64(v))
+    t = _sin_poly(r) if q == 1.0 or q == 3.0 else _cos_poly(r)
+    t = -t if q == 1.0 or q == 2.0 else t
+    return np.float32(t)
+
+
+@register_jitable
+def sin_cos_large(v):
+    """1 where ``sin_single``/``cos_single`` cannot reduce v (finite, |v| >= SIN_COS_REDUCED), else 0."""
+    a = fabs_(v)
+    return np.int32((a >= SIN_COS_REDUCED) & (a < INF))  # no short circuit: a branch would stop vectorising
