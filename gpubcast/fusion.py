@@ -56,6 +56,7 @@ import numpy as np
 from . import api, backends, compiled_calls, dispatch, ops
 from . import dtypes as _dt
 from .cuda import torch_tensors
+from .fused_code import natural_dtype
 from .hot_calls import HotCalls
 from .plan import plan as make_plan
 from .subclasses import is_subclass
@@ -563,12 +564,6 @@ def _convert(x, dt, backend):
     if _dt.is_python_scalar(x) or isinstance(x, (np.ndarray, np.generic)) and x.ndim == 0:
         return np.asarray(x).astype(dt)     # a host value (a 0-d device array is cast on its device)
     return api.cast(x, dt, backend=backend)
-
-
-def natural_dtype(node: Node) -> np.dtype:
-    """The dtype the node's op gives on its loop dtypes (``node.dtype`` differs where the call's
-    ``dtype=`` cast the result)."""
-    return np.dtype(node.op.resolve(node.loop)[1])
 
 
 def _apply_node(node: Node, inputs, backend):

@@ -14,10 +14,12 @@ NVRTC, its cache and the host emulation treat it as ``kernels/*.cu``), named by 
       fused_general<index_t>       any strides: GeneralArgs = General<NIN, index_t>, then the constants
     }
 
-NIN is the number of leaves; the constants (``Program.constants``) travel in the kernel argument
-after the launch struct, one 16-byte slot each: kernels and launch templates are kept by the program's
-structure (``Program.key``, constants by dtype; the ``MAX_PROGRAMS`` most recently used), so a new
-scalar value does not recompile.  Launches are ``launch``'s (grid, shared-memory tiles, ranks beyond
+The statements of ``Body`` come from ``gpubcast.fused_code``'s walk over the program (written once
+for this backend and the Numba one), spelled in C++ here (``_Spelling``).  NIN is the number of
+leaves; the constants (``Program.constants``) travel in the kernel argument after the launch struct,
+one 16-byte slot each: kernels and launch templates are kept by the program's structure
+(``Program.key``, constants by dtype; the ``MAX_PROGRAMS`` most recently used), so a new scalar
+value does not recompile.  Launches are ``launch``'s (grid, shared-memory tiles, ranks beyond
 MAX_DIMS, 32/64-bit paths).
 
 Values equal the unfused chain on the CUDA backend: the same functors, the same conversions; the
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import fused_code
 from . import catalog, launch, sources
 
 #: the largest kernel argument (bytes) a fused launch may have: CUDA's 4 KiB limit of sm_80 drivers
@@ -68,8 +71,42 @@ class FusedKernels:
         return self.name(None), self.name(32), self.name(64)
 
 
-def _natural(node) -> np.dtype:
-    return np.dtype(node.op.resolve(node.loop)[1])
+class _Spelling(fused_code.Spelling):
+    """C++ for NVRTC: the registry op's functor of kernels/*.cu (``op.functor``), conversions by
+    ``num::cast``, each value a ``const`` of its C++ type; leaves are read per element ``e``."""
+
+    def value(self, kind, k):
+        return {"leaf": f"a{k}[e]", "const": f"c{k}", "step": f"v{k}"}[kind]
+
+    def convert(self, expr, src, want):
+        return f"num::cast<{catalog.cxx_type(want)}>({expr})"
+
+    def bind(self, name, dtype, expr):
+        return f"      const {catalog.cxx_type(dtype)} {name} = {expr};"
+
+    def unary(self, node, natural, x):
+        return f"{node.op.functor}().template apply<{catalog.cxx_type(natural)}>({x})"
+
+    def binary(self, node, natural, x, y, second_constant):
+        functor = catalog.SCALAR_SECOND.get(node.op.name, node.op.functor) if second_constant else node.op.functor
+        return f"{functor}()({x}, {y})"
+
+    def where(self, node, natural, condition, x, y):
+        return f"({condition} ? {x} : {y})"
+
+    def fold(self, node, natural, acc, x):
+        return f"{node.op.functor}().step({acc}, {x})"
+
+    def finish(self, node, natural, acc, count):
+        if node.op.name == "mean":
+            return f"num::true_divide({acc}, num::from_count<{catalog.cxx_type(natural)}>({count}))"
+        return acc
+
+    def parametric(self, node, natural, x, alpha, beta):    # kernels/variadic.cu
+        return f"{node.op.functor}()({x}, {alpha}, {beta})"
+
+    def axpby(self, node, natural, a, x, b, y):               # kernels/variadic.cu Axpby
+        return f"num::add(num::multiply({a}, {x}), num::multiply({b}, {y}))"
 
 
 def source(program, out_dtype) -> str:
@@ -81,55 +118,10 @@ def source(program, out_dtype) -> str:
     consts = [c.dtype for c in program.constants]
     cx = catalog.cxx_type
     for node, _ in program.steps:     # each step's kernel exists on its own (same checks, same errors)
-        catalog.kernels_for(node.op, node.loop, _natural(node))
+        catalog.kernels_for(node.op, node.loop, fused_code.natural_dtype(node))
     cx(out_dtype)
     files = sorted({sources.FAMILIES[sources.FAMILY_OF_KIND[node.op.kind]].file for node, _ in program.steps})
-    lines, dtypes, steady = [], [], []    # per step: C++ line, dtype, one value over the whole call
-
-    def whole_call_constant(kind, k):
-        return kind == "const" or kind == "leaf" and all(d is None for d in program.leaves[k][1]) \
-            or kind == "step" and steady[k]
-
-    def convert(name, src, want):
-        return name if np.dtype(src) == np.dtype(want) else f"num::cast<{cx(want)}>({name})"
-
-    for j, (node, refs) in enumerate(program.steps):
-        args = []
-        for i, (kind, k) in enumerate(refs):
-            src = {"leaf": leaves, "const": consts, "step": dtypes}[kind][k]
-            name = {"leaf": f"a{k}[e]", "const": f"c{k}", "step": f"v{k}"}[kind]
-            args.append(convert(name, src, node.loop[i]))
-        op, kind = node.op, node.op.kind
-        natural = _natural(node)
-        if op.name == "cast":
-            expr, natural = args[0], np.dtype(node.loop[0])
-        elif kind == "unary":
-            expr = f"{op.functor}().template apply<{cx(natural)}>({args[0]})"
-        elif kind == "binary":
-            functor = catalog.SCALAR_SECOND.get(op.name, op.functor) if whole_call_constant(*refs[1]) else op.functor
-            expr = f"{functor}()({args[0]}, {args[1]})"
-        elif kind == "ternary":        # where: the condition has the loop dtype bool
-            expr = f"({args[0]} ? {args[1]} : {args[2]})"
-        elif kind == "variadic":       # a left fold, one statement per input, then Mean's division
-            expr = args[0]
-            for i, a in enumerate(args[1:]):
-                lines.append(f"      const {cx(node.loop[0])} w{j}_{i} = {op.functor}().step({expr}, {a});")
-                expr = f"w{j}_{i}"
-            if op.name == "mean":
-                expr = f"num::true_divide({expr}, num::from_count<{cx(natural)}>({len(args)}))"
-        elif kind == "parametric":     # an activation's x and two parameters (kernels/variadic.cu)
-            expr = f"{op.functor}()({args[0]}, {args[1]}, {args[2]})"
-        elif kind == "quaternary":     # axpby: each product rounded (kernels/variadic.cu Axpby)
-            expr = f"num::add(num::multiply({args[0]}, {args[1]}), num::multiply({args[2]}, {args[3]}))"
-        else:                          # data movement: the value itself
-            expr = args[0]
-        if natural != node.dtype:      # the call's dtype= cast the op's result
-            expr = f"num::cast<{cx(node.dtype)}>({expr})"
-        lines.append(f"      const {cx(node.dtype)} v{j} = {expr};")
-        dtypes.append(node.dtype)
-        steady.append(all(whole_call_constant(*r) for r in refs))
-    kind, k = program.result       # never a constant
-    value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}[e]", leaves[k])
+    lines, value = fused_code.statements(program, out_dtype, _Spelling())
     nin = len(leaves)
     ept = elements_per_thread(program, out_dtype)
     types = [cx(t) for t in leaves] + [cx(out_dtype)]
@@ -154,7 +146,7 @@ def source(program, out_dtype) -> str:
         "#pragma unroll",
         "    for (int e = 0; e < EPT; ++e) {",
         *lines,
-        f"      r[e] = {convert(value, src, out_dtype)};",
+        f"      r[e] = {value};",
         "    }",
         "    acc.store(r);",
         "  }",

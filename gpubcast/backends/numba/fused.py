@@ -9,6 +9,8 @@ function (``scalars``: ``UNARY``, ``SCALAR``, ``VARIADIC``; NumPy's values in ea
 dtype), converts between steps of different dtypes as ``dispatch`` converts inputs
 (``codecs.convert``), and stores the result.
 
+The walk over the program's steps is ``gpubcast.fused_code``'s (written once for this backend and
+the CUDA one); this module spells it in Python (``_Spelling``) and wraps it in the row's loops.
 Each step's value is truncated to its raw type (``R(...)``): the scalar functions may compute in a
 wider type (Numba widens small integers), and the unfused chain stores every intermediate.
 
@@ -25,6 +27,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ... import fused_code
 from . import scalars as S
 from .cache import JIT, cfunc
 from .codecs import convert
@@ -52,23 +55,78 @@ def pattern(meta) -> str:
     return "".join(out)
 
 
+class _Spelling(fused_code.Spelling):
+    """Python for Numba: each value truncated to its raw type (``R_<dtype>(...)``), the registry
+    op's scalar functions of ``scalars`` called with the loop dtype's codec (``C_<dtype>``); every
+    name the text uses is added to ``names`` (the globals it runs with)."""
+
+    def __init__(self, names: dict, raw):
+        self.names, self.raw = names, raw
+
+    def typename(self, dt) -> tuple[str, str]:
+        """The names of ``dt``'s raw type and codec."""
+        key = str(np.dtype(dt)).replace("[", "_").replace("]", "")
+        self.names[f"R_{key}"], self.names[f"C_{key}"] = self.raw(np.dtype(dt))
+        return f"R_{key}", f"C_{key}"
+
+    def function(self, table, op_name, prefix) -> str:
+        name = f"{prefix}_{op_name}"
+        self.names[name] = table[op_name]
+        return name
+
+    def _call(self, node, natural, f, *args) -> str:
+        """``f(codec of the loop dtype, *args)`` truncated to the raw type of ``natural``."""
+        return f"{self.typename(natural)[0]}({f}({self.typename(node.loop[0])[1]}, {', '.join(args)}))"
+
+    def value(self, kind, k):
+        return {"leaf": "a", "const": "c", "step": "v"}[kind] + str(k)
+
+    def convert(self, expr, src, want):
+        (_, cs), (rw, cw) = self.typename(src), self.typename(want)
+        return f"convert({cs}, {cw}, {expr}, {rw})"
+
+    def bind(self, name, dtype, expr):
+        return f"{name} = {expr}"
+
+    def unary(self, node, natural, x):
+        return self._call(node, natural, self.function(S.UNARY, node.op.name, "U"), x)
+
+    def binary(self, node, natural, x, y, second_constant):
+        # NumPy's loop where the second operand is one value over the whole call (power's fast path)
+        if second_constant and node.op.name in S.SCALAR_SECOND_CONSTANT:
+            f = self.function(S.SCALAR_SECOND_CONSTANT, node.op.name, "Y")
+        else:
+            f = self.function(S.SCALAR, node.op.name, "B")
+        return self._call(node, natural, f, x, y)
+
+    def where(self, node, natural, condition, x, y):    # the condition converted to bool (raw 0/1)
+        return f"{x} if {condition} != 0 else {y}"
+
+    def fold(self, node, natural, acc, x):
+        self.names[f"V_{node.op.name}"], self.names[f"F_{node.op.name}"] = S.VARIADIC[node.op.name]
+        return self._call(node, natural, f"V_{node.op.name}", acc, x)
+
+    def finish(self, node, natural, acc, count):
+        self.names[f"V_{node.op.name}"], self.names[f"F_{node.op.name}"] = S.VARIADIC[node.op.name]
+        return self._call(node, natural, f"F_{node.op.name}", acc, str(count))
+
+    def parametric(self, node, natural, x, alpha, beta):
+        return self._call(node, natural, self.function(S.PARAMETRIC, node.op.name, "P"), x, alpha, beta)
+
+    def axpby(self, node, natural, a, x, b, y):          # each product rounded
+        mul, add = self.function(S.SCALAR, "multiply", "B"), self.function(S.SCALAR, "add", "B")
+        products = self._call(node, natural, mul, a, x), self._call(node, natural, mul, b, y)
+        return self._call(node, natural, add, *products)
+
+
 def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
     """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``."""
     names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert}
+    spelling = _Spelling(names, raw)
+    typename = spelling.typename
     leaves = [leaf.dtype for leaf, _ in program.leaves]
     consts = [c.dtype for c in program.constants]
     L = len(leaves) + bool(consts)   # the operands before the output: leaves, the constant block
-
-    def typename(dt):
-        key = str(np.dtype(dt)).replace("[", "_").replace("]", "")
-        r, c = raw(np.dtype(dt))
-        names[f"R_{key}"], names[f"C_{key}"] = r, c
-        return f"R_{key}", f"C_{key}"
-
-    def function(table, op_name, prefix):
-        name = f"{prefix}_{op_name}"
-        names[name] = table[op_name]
-        return name
 
     def body(fast: bool) -> list[str]:
         """Lines computing and storing element k of a row: in the loop specialised on ``classes``
@@ -78,67 +136,8 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
             return f"o{k} + k" if cls == UNIT else f"o{k}" if cls == ZERO else f"o{k} + k * s{k}"
         lines = [f"a{k} = load(p{k}, {indexed(k)}, {typename(dt)[0]})" for k, dt in enumerate(leaves)
                  if not (fast and classes[k] == ZERO)]
-        dtypes, steady = [], []   # per step: its dtype; whether it is one value over the whole call
-
-        def whole_call_constant(kind, k):
-            return kind == "const" or kind == "leaf" and all(d is None for d in program.leaves[k][1]) \
-                or kind == "step" and steady[k]
-        for j, (node, refs) in enumerate(program.steps):
-            args = []
-            for i, (kind, k) in enumerate(refs):
-                src = {"leaf": leaves, "const": consts, "step": dtypes}[kind][k]
-                name = {"leaf": "a", "const": "c", "step": "v"}[kind] + str(k)
-                want = node.loop[i]
-                if np.dtype(src) != np.dtype(want):
-                    (_, cs), (rw, cw) = typename(src), typename(want)
-                    name = f"convert({cs}, {cw}, {name}, {rw})"
-                args.append(name)
-            natural = np.dtype(node.op.resolve(node.loop)[1])
-            rn = typename(natural)[0]
-            _, c = typename(node.loop[0] if node.op.kind != "ternary" else node.loop[1])
-            op, kind = node.op, node.op.kind
-            if op.name == "cast":
-                expr = args[0]
-                natural = np.dtype(node.loop[0])
-            elif kind == "unary":
-                expr = f"{rn}({function(S.UNARY, op.name, 'U')}({c}, {args[0]}))"
-            elif kind == "binary":
-                # NumPy's loop where the second operand is one value over the whole call (power's fast path)
-                f = function(S.SCALAR_SECOND_CONSTANT, op.name, "Y") if whole_call_constant(*refs[1]) and \
-                    op.name in S.SCALAR_SECOND_CONSTANT else function(S.SCALAR, op.name, "B")
-                expr = f"{rn}({f}({c}, {args[0]}, {args[1]}))"
-            elif kind == "ternary":  # where: the condition converted to bool (raw 0/1)
-                expr = f"{args[1]} if {args[0]} != 0 else {args[2]}"
-            elif kind == "variadic":  # a left fold, one statement per input (no nesting limit)
-                step, finish = S.VARIADIC[op.name]
-                names[f"V_{op.name}"], names[f"F_{op.name}"] = step, finish
-                acc = args[0]
-                for i, a in enumerate(args[1:]):
-                    lines.append(f"w{j}_{i} = {rn}(V_{op.name}({c}, {acc}, {a}))")
-                    acc = f"w{j}_{i}"
-                expr = f"{rn}(F_{op.name}({c}, {acc}, {len(args)}))"
-            elif kind == "parametric":  # an activation's x and two parameters
-                f = function(S.PARAMETRIC, op.name, "P")
-                expr = f"{rn}({f}({c}, {args[0]}, {args[1]}, {args[2]}))"
-            elif kind == "quaternary":  # axpby: alpha * x + beta * y, each product rounded
-                mul, add = function(S.SCALAR, "multiply", "B"), function(S.SCALAR, "add", "B")
-                expr = (f"{rn}({add}({c}, {rn}({mul}({c}, {args[0]}, {args[1]})), "
-                        f"{rn}({mul}({c}, {args[2]}, {args[3]}))))")
-            else:  # move: the value itself
-                expr = args[0]
-            if natural != node.dtype:  # the call's dtype= cast the op's result
-                (_, cn), (rd, cd) = typename(natural), typename(node.dtype)
-                expr = f"convert({cn}, {cd}, {expr}, {rd})"
-            lines.append(f"v{j} = {expr}")
-            dtypes.append(node.dtype)
-            steady.append(all(whole_call_constant(*r) for r in refs))
-        kind, k = program.result
-        value, src = (f"v{k}", dtypes[k]) if kind == "step" else (f"a{k}", leaves[k])  # never a constant
-        ro, co = typename(out_dtype)
-        if np.dtype(src) != np.dtype(out_dtype):
-            value = f"convert({typename(src)[1]}, {co}, {value}, {ro})"
-        lines.append(f"store(po, {indexed(L)}, {value}, {ro})")
-        return lines
+        steps, value = fused_code.statements(program, out_dtype, spelling)
+        return lines + steps + [f"store(po, {indexed(L)}, {value}, {typename(out_dtype)[0]})"]
 
     head = ["def row(ptrs, offs, strides, nops, n, m, scratch):"]
     for k in range(L + 1):
