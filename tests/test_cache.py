@@ -67,7 +67,7 @@ CHECK = textwrap.dedent("""
     import numpy as np, gpubcast as gb
     from gpubcast.backends.numba import cache as numba_cache, drivers as K
     if len(sys.argv) > 1 and sys.argv[1] == "other-source":
-        numba_cache.SOURCE_HASH = "an edited scalars.py"
+        numba_cache.SOURCE_HASH = "an edited scalars/arithmetic.py"
     if len(sys.argv) > 1 and sys.argv[1] == "other-version":
         import gpubcast.cache
         gpubcast.cache.__version__ = "0.0.0+other"
@@ -243,17 +243,19 @@ def test_an_entry_from_other_sources_or_another_version_is_never_used(warm_cache
 def test_the_source_hash_covers_every_numba_source(tmp_path):
     """Every module of the Numba backend's package is part of the key: an edit of any one of them
     (here each in turn, then one op's semantics) retires every entry."""
-    sources = {f.name: f.read_bytes() for f in Path(numba_cache.__file__).parent.glob("*.py")}
-    assert {"__init__.py", "backend.py", "cache.py", "scalars.py"} <= set(sources)
+    package = Path(numba_cache.__file__).parent
+    sources = {f.relative_to(package).as_posix(): f.read_bytes() for f in package.rglob("*.py")}
+    assert {"__init__.py", "backend.py", "cache.py", "scalars/__init__.py", "scalars/arithmetic.py"} <= set(sources)
     for name, text in sources.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_bytes(text)
     assert numba_cache.sources_hash(str(tmp_path)) == numba_cache.SOURCE_HASH
     for name, text in sources.items():
         (tmp_path / name).write_bytes(text + b"#\n")
         assert numba_cache.sources_hash(str(tmp_path)) != numba_cache.SOURCE_HASH, name
         (tmp_path / name).write_bytes(text)
-    scalars = tmp_path / "scalars.py"
-    scalars.write_text(scalars.read_text().replace('"add": add,', '"add": sub,'))
+    arithmetic = tmp_path / "scalars" / "arithmetic.py"
+    arithmetic.write_text(arithmetic.read_text().replace('"add": add,', '"add": sub,'))
     assert numba_cache.sources_hash(str(tmp_path)) != numba_cache.SOURCE_HASH
 
 

@@ -12,7 +12,8 @@ Its layers, bottom to top; a module imports only from the layers below it:
 ``float32_wide``  the other float32 math functions (trigonometric, inverse, hyperbolic, cbrt, hypot)
               by float64 arithmetic that vectorises, rounded once; imports ``codecs``, ``float32_math``
 ``scalars``   per-op semantics: one scalar function per op of the registry, over raw values
-              (``UNARY``, ``SCALAR``, ``VARIADIC``); imports ``codecs`` and the three above
+              (``UNARY``, ``SCALAR``, ``VARIADIC``); a package, one module per kind of op behind
+              those tables; imports ``codecs`` and the three above
 ``memory``    raw loads and stores, stack slots, non-temporal copies, calls by address; the row
               function's calling convention (``ROW_SIGNATURE``, its scratch)
 ``meta``      the ``meta`` layout the drivers read, next to its encoder ``iteration_meta``;
@@ -28,5 +29,6 @@ Its layers, bottom to top; a module imports only from the layers below it:
 
 ``cache`` (gpubcast's verified cache of compiled code, and ``JIT``, the options of every compiled
 function) is used by all compiled code: ``drivers``, ``rows``, ``fused``.  Its key hashes every
-``.py`` file of this package: an edit of any of them retires every compiled entry.
+``.py`` file under this folder (``scalars/`` included): an edit of any of them retires every
+compiled entry.
 """

@@ -52,14 +52,15 @@ _HERE = os.path.dirname(__file__)
 
 
 def sources_hash(folder: str = _HERE) -> str:
-    """Hash of the Numba backend's sources (every ``.py`` file of ``folder``, this package, sorted):
-    part of every key, so an edit of any codec, scalar semantics, driver or row factory retires
-    every entry made before it."""
+    """Hash of the Numba backend's sources (every ``.py`` file under ``folder``, this package, its
+    subpackages included, by path relative to it, sorted): part of every key, so an edit of any codec,
+    scalar semantics, driver or row factory retires every entry made before it."""
+    paths = sorted(os.path.relpath(os.path.join(d, name), folder).replace(os.sep, "/")
+                   for d, _, names in os.walk(folder) for name in names if name.endswith(".py"))
     h = hashlib.sha256()
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
-            with open(os.path.join(folder, name), "rb") as f:
-                h.update(name.encode() + b"\0" + f.read())
+    for path in paths:
+        with open(os.path.join(folder, path), "rb") as f:
+            h.update(path.encode() + b"\0" + f.read())
     return h.hexdigest()[:24]
 
 
