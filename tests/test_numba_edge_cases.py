@@ -283,9 +283,13 @@ def test_a_plan_gets_the_chunk_walk_with_the_paths_it_needs(monkeypatch):
     def walk(x, y):
         spec = backend.spec(add, (x.dtype, y.dtype), np.dtype(np.float32))
         m = numba_meta.iteration_meta(gb.plan(x, y), spec, parallel=False)
-        return (m[numba_meta.H_CHUNK] == drivers.chunk_address(full=True),
-                m[numba_meta.H_TRANSPOSED] > 0, m[numba_meta.H_FLAGS] & numba_meta.NON_TEMPORAL != 0)
+        return (numba_meta.full_walk(m), m[numba_meta.H_TRANSPOSED] > 0,
+                m[numba_meta.H_FLAGS] & numba_meta.NON_TEMPORAL != 0)
     assert drivers.chunk_address(full=True) != drivers.chunk_address(full=False)
+    spec = backend.spec(add, (a.dtype, a.dtype), np.dtype(np.float32))
+    for x, y in ((a, a[:1]), (a, a.T.copy().T)):   # the backend writes the runner full_walk asks for
+        m = backend.meta(gb.plan(x, y), spec)
+        assert m[numba_meta.H_CHUNK] == drivers.chunk_address(full=numba_meta.full_walk(m))
     assert walk(a, a[:1]) == (False, False, False)
     assert walk(a, a.T.copy().T) == (True, True, False)
     monkeypatch.setattr(numba_meta, "NON_TEMPORAL_MIN", 0)

@@ -108,3 +108,20 @@ def test_without_the_compiled_module_numbas_parallel_drivers_give_the_same_value
     env = dict(os.environ, GPUBCAST_COMPILED_CALLS="0")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_heavy_ops_split_sooner_than_cheap_ones():
+    """A transcendental (tanh, a math function, an activation using exp) runs on every thread from
+    PARALLEL_MIN_HEAVY elements; add from PARALLEL_MIN (the thresholds the pool's measurements chose)."""
+    from gpubcast import ops
+    be, f32 = gb.backends.get("numba"), np.dtype(np.float32)
+    lo, hi = numba_backend.PARALLEL_MIN_HEAVY, numba_backend.PARALLEL_MIN
+    assert lo < hi
+    for name, arity in (("tanh", 1), ("sin", 1), ("gelu", 1), ("power", 2)):
+        spec = be.spec(ops.get(name), (f32,) * arity, f32)
+        assert spec.parallel(lo) and not spec.parallel(lo - 1), name
+    add = be.spec(ops.get("add"), (f32, f32), f32)
+    assert add.parallel(hi) and not add.parallel(hi - 1)
+    x = np.linspace(-3, 3, lo, dtype=np.float32)
+    for _ in range(3):   # values on every path at the heavy threshold
+        np.testing.assert_allclose(gb.tanh(x), np.tanh(x), rtol=3e-7, atol=1e-7)

@@ -12,6 +12,9 @@ Sphinx builds, so a page cannot fall behind what it describes.  Directives, used
     a TypeError), marking where the CUDA backend has no kernel (``cuda.catalog.COMPLEX_ON_CPU``).
 ``gpubcast-accuracy``
     ``ops.MATH_FUNCTION_ULPS``: the accuracy bound of each math function per float dtype.
+``gpubcast-float32-lanes``
+    The Numba backend's float32 SIMD functions and their accuracy bounds (``float32_math.ULPS``,
+    ``float32_activations.ULPS``).
 ``gpubcast-rules``
     ``rules.RULES``: every rule name and what it means.
 ``gpubcast-cli``
@@ -153,6 +156,17 @@ def accuracy_table() -> list[str]:
     for name, bounds in ops.MATH_FUNCTION_ULPS.items():
         rows.append(f"| `{name}` | " + " | ".join(map(str, bounds)) + " |")
     rows.append("| every other math function | 0 | 0 | 0 | 0 |")
+    return rows
+
+
+def float32_lanes_table() -> list[str]:
+    """A Markdown table of the Numba backend's float32-lane functions and their bounds (the ``ULPS`` of
+    ``backends/numba/float32_math.py`` and ``float32_activations.py``)."""
+    from gpubcast.backends.numba import float32_activations, float32_math
+
+    rows = ["| function | bound (ulps of the true value) |", "|---|---|"]
+    for name, ulps in {**float32_math.ULPS, **float32_activations.ULPS}.items():
+        rows.append(f"| `{name}` | {ulps:g} |")
     return rows
 
 
@@ -465,7 +479,8 @@ def _check_api_groups(app):
 def setup(app):
     for name, fn in (("gpubcast-rules", rules_table), ("gpubcast-cli", cli_help), ("gpubcast-ops", ops_table),
                      ("gpubcast-dtypes", dtypes_table),
-                     ("gpubcast-accuracy", accuracy_table), ("gpubcast-rule-examples", rule_examples),
+                     ("gpubcast-accuracy", accuracy_table), ("gpubcast-float32-lanes", float32_lanes_table),
+                     ("gpubcast-rule-examples", rule_examples),
                      ("gpubcast-contracts", contracts), ("gpubcast-api", api_entries),
                      ("gpubcast-operators", operator_entries)):
         app.add_directive(name, _directive(fn))

@@ -59,12 +59,16 @@ typedef int64_t (*check_fn)(int64_t, int64_t);               /* (meta, operand a
 
 /* ---- the pool: worker threads that run a walk's chunks (drive_parallel) ------------------------
  * One job at a time: a caller that finds the pool busy (another thread's job) runs its chunks itself.
- * A job's chunks are claimed from one 64-bit ticket [job:16 | chunks:24 | next:24], so a worker that
- * wakes late never runs a chunk twice or one of another job: it claims (job, chunks, c) at once, and
- * c < chunks means that job is still running (its chunk c is not done), so its fields are stable.
- * Workers spin SPIN_NS after a job, then sleep; a forked child starts with no workers (made again on
- * its first job).  No Python is touched off the calling thread; callers release the GIL. */
+ * Home chunks: thread k of T (the caller is 0) first takes chunks [k*C/T, (k+1)*C/T) -- the same
+ * memory on every call of a walk, so a middle-sized operand stays in that core's cache -- then
+ * steals the others'.  A chunk is claimed by a compare-exchange of its owner from an older job to
+ * this one (jobs are numbered from 1, never reused): so a chunk runs once, and a worker that read a
+ * job late can claim nothing of it once it is done (every chunk it had is owned by it or a newer
+ * job).  A worker reads a job's fields under a seqlock (odd while the caller writes them).  Workers
+ * spin SPIN_NS after a job, then sleep; a forked child starts with no workers (made again on its
+ * first job).  No Python is touched off the calling thread; callers release the GIL. */
 #define POOL_MAX_THREADS 256
+#define POOL_MAX_CHUNKS 1024
 #define POOL_WORK_SLOTS (10 * 128 + 128)   /* int64 slots: 10 per operand + the dims (meta) */
 #define SPIN_NS 100000
 #define ST_POOL_TOO_BIG 8                   /* drivers.ST_TOO_MANY: more operands than the work space */
@@ -75,12 +79,17 @@ struct Buffers {                            /* a thread's work space and scratch
     ~Buffers() { std::free(work); std::free(scratch); }
 };
 
+struct Job { chunk_fn fn; int64_t row, pp, mp, chunks; int threads; uint64_t id; };
+
 static struct {
-    std::atomic<uint64_t> ticket{0};
-    std::atomic<int64_t> pending{0};
+    std::atomic<uint64_t> seq{0};           /* 2 * job id when its fields are whole; odd while written */
+    std::atomic<uint64_t> owner[POOL_MAX_CHUNKS];   /* the job that claimed each chunk (0: none yet) */
+    std::atomic<int64_t> pending{0};        /* chunks of the job not yet done */
     std::atomic<int> sleeping{0};
-    chunk_fn fn = nullptr;
-    int64_t row = 0, pp = 0, mp = 0;
+    std::atomic<chunk_fn> fn{nullptr};
+    std::atomic<int64_t> row{0}, pp{0}, mp{0}, chunks{0};
+    std::atomic<int> job_threads{1};
+    uint64_t last_id = 0;                   /* the caller's (under busy) */
     int threads = 1, started = 0;           /* threads: of a job (the caller's included); started: workers */
     size_t scratch_bytes = 0;
     std::mutex busy;                        /* held by the job running */
@@ -110,37 +119,56 @@ static inline void relax() {
 #endif
 }
 
-/* Claims and runs chunks of the current job until none is left (a claim past its chunks ends it). */
-static void run_chunks(Buffers *b) {
-    for (;;) {
-        uint64_t t = pool.ticket.fetch_add(1, std::memory_order_acq_rel);
-        uint64_t c = t & 0xFFFFFF, chunks = (t >> 24) & 0xFFFFFF;
-        if (c >= chunks) return;
-        pool.fn(pool.row, (int64_t)c, (int64_t)chunks, pool.pp, pool.mp, (int64_t)(intptr_t)b->work,
-                (int64_t)(intptr_t)b->scratch);
+/* The current job's fields, whole (false: being written, or none yet). */
+static bool read_job(Job *j) {
+    uint64_t s1 = pool.seq.load(std::memory_order_acquire);
+    if (s1 & 1 || !s1) return false;
+    j->fn = pool.fn.load(std::memory_order_relaxed);
+    j->row = pool.row.load(std::memory_order_relaxed);
+    j->pp = pool.pp.load(std::memory_order_relaxed);
+    j->mp = pool.mp.load(std::memory_order_relaxed);
+    j->chunks = pool.chunks.load(std::memory_order_relaxed);
+    j->threads = pool.job_threads.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    j->id = s1 / 2;
+    return pool.seq.load(std::memory_order_relaxed) == s1;
+}
+
+/* Thread k's part of job j: its home chunks, then any other not yet claimed. */
+static void run_job(const Job &j, int k, Buffers *b) {
+    int64_t chunks = j.chunks, home = chunks * (k % j.threads) / j.threads;
+    for (int64_t i = 0; i < chunks; i++) {
+        int64_t c = (home + i) % chunks;
+        uint64_t old = pool.owner[c].load(std::memory_order_acquire);
+        if (old >= j.id || !pool.owner[c].compare_exchange_strong(old, j.id, std::memory_order_acq_rel))
+            continue;
+        j.fn(j.row, c, chunks, j.pp, j.mp, (int64_t)(intptr_t)b->work, (int64_t)(intptr_t)b->scratch);
         pool.pending.fetch_sub(1, std::memory_order_acq_rel);
     }
 }
 
-static void *worker(void *) {
+static void *worker(void *arg) {
+    int k = (int)(intptr_t)arg;
     Buffers *b = my_buffers();
-    uint64_t seen = pool.ticket.load(std::memory_order_acquire) >> 48;
+    uint64_t seen = pool.seq.load(std::memory_order_acquire);
     for (;;) {
         auto start = std::chrono::steady_clock::now();
-        for (int i = 0; (pool.ticket.load(std::memory_order_acquire) >> 48) == seen; i++) {
+        for (int i = 0; pool.seq.load(std::memory_order_acquire) == seen; i++) {
             relax();
             if ((i & 255) == 255 && std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(SPIN_NS)) {
                 pthread_mutex_lock(&pool.sleep_lock);
                 pool.sleeping.fetch_add(1, std::memory_order_seq_cst);
-                while ((pool.ticket.load(std::memory_order_seq_cst) >> 48) == seen)
+                while (pool.seq.load(std::memory_order_seq_cst) == seen)
                     pthread_cond_wait(&pool.wake, &pool.sleep_lock);
                 pool.sleeping.fetch_sub(1);
                 pthread_mutex_unlock(&pool.sleep_lock);
                 break;
             }
         }
-        seen = pool.ticket.load(std::memory_order_acquire) >> 48;
-        if (b) run_chunks(b);
+        Job j;
+        if (!read_job(&j)) { relax(); continue; }   /* being written: look again */
+        seen = 2 * j.id;
+        if (b) run_job(j, k, b);
     }
     return nullptr;
 }
@@ -159,7 +187,7 @@ static void start_workers() {
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     while (pool.started < pool.threads - 1) {
         pthread_t t;
-        if (pthread_create(&t, &attr, worker, nullptr)) break;   /* fewer workers: the caller does more */
+        if (pthread_create(&t, &attr, worker, (void *)(intptr_t)(pool.started + 1))) break;   /* fewer: the caller does more */
         pool.started++;
     }
     pthread_attr_destroy(&attr);
@@ -174,25 +202,32 @@ static int64_t drive_parallel(chunk_fn fn, check_fn check, int64_t row, int64_t 
     if (st) return st;
     Buffers *b = my_buffers();
     if (!b) return ST_POOL_TOO_BIG;
-    chunks = chunks < 1 ? 1 : chunks > 0xFFFFFF ? 0xFFFFFF : chunks;
+    chunks = chunks < 1 ? 1 : chunks > POOL_MAX_CHUNKS ? POOL_MAX_CHUNKS : chunks;
     if (!pool.busy.try_lock()) {             /* another thread's job runs: this one on this thread */
         for (int64_t c = 0; c < chunks; c++)
             fn(row, c, chunks, pp, mp, (int64_t)(intptr_t)b->work, (int64_t)(intptr_t)b->scratch);
         return 0;
     }
     if (pool.started < pool.threads - 1) start_workers();
-    pool.fn = fn; pool.row = row; pool.pp = pp; pool.mp = mp;
+    Job j{fn, row, pp, mp, chunks, pool.threads, ++pool.last_id};
     pool.pending.store(chunks, std::memory_order_relaxed);
-    uint64_t job = ((pool.ticket.load(std::memory_order_relaxed) >> 48) + 1) & 0xFFFF;
+    pool.seq.store(2 * j.id - 1, std::memory_order_relaxed);   /* odd: the fields are being written */
+    std::atomic_thread_fence(std::memory_order_release);
+    pool.fn.store(fn, std::memory_order_relaxed);
+    pool.row.store(row, std::memory_order_relaxed);
+    pool.pp.store(pp, std::memory_order_relaxed);
+    pool.mp.store(mp, std::memory_order_relaxed);
+    pool.chunks.store(chunks, std::memory_order_relaxed);
+    pool.job_threads.store(pool.threads, std::memory_order_relaxed);
     /* seq_cst store then load, against the worker's seq_cst increment then load: either it sees this
      * job before it sleeps, or this sees it sleeping and wakes it (no lost wake-up) */
-    pool.ticket.store((job << 48) | ((uint64_t)chunks << 24), std::memory_order_seq_cst);
+    pool.seq.store(2 * j.id, std::memory_order_seq_cst);
     if (pool.sleeping.load(std::memory_order_seq_cst)) {
         pthread_mutex_lock(&pool.sleep_lock);
         pthread_cond_broadcast(&pool.wake);
         pthread_mutex_unlock(&pool.sleep_lock);
     }
-    run_chunks(b);
+    run_job(j, 0, b);
     while (pool.pending.load(std::memory_order_acquire) > 0) relax();
     pool.busy.unlock();
     return 0;
@@ -217,6 +252,7 @@ typedef struct {
 
 typedef union { double f64; float f32; int64_t i64; uint64_t u64; int32_t i32; uint32_t u32; int16_t i16;
                 uint16_t u16; int8_t i8; uint8_t u8; npy_bool b; double c128[2]; float c64[2]; } Value;
+
 
 /* ---- keys ------------------------------------------------------------------------------------- */
 
