@@ -2,7 +2,7 @@
 #   make run    the main job
 #   make test   the test suite without the cases marked slow (after ruff and the import contracts)
 #   make test-all  every case, the slow ones included
-#   make docs   the documentation site, warnings as errors, into docs/_build/html (tests/test_docs.py builds it too)
+#   make docs   the documentation site, warnings as errors, into docs/_build/html (tests/docs/test_docs.py builds it too)
 # Installs are pinned by ci/constraints.txt (every package, same set on any day):
 #   make lock         regenerate ci/constraints.txt (newest allowed, with ci/requirements-lock.in's choices)
 #   make test-latest  the suite on the newest versions pyproject.toml allows, in $(LATEST_VENV)

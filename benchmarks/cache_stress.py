@@ -10,10 +10,10 @@ barrier, then each runs the pool in its own shuffled order, every case in a memo
 per worker (0-d, contiguous, row, column, outer, transposed, large enough for the parallel
 drivers), on two threads, twice (the second call takes the hot path).  Then a fresh process runs
 every case in every layout over the warm cache.  Every result is compared with gpubcast's NumPy
-reference backend (exact; float ``power`` to a few ulps, see ``tests/numba_cases.tolerance``).
+reference backend (exact; float ``power`` to a few ulps, see ``tests/support/numba_cases.tolerance``).
 
 Prints rounds, processes, cases, wrong values, unexpected exceptions, hangs and time; exits 1 if
-any wrong value, exception or hang was seen.  ``tests/test_cache.py`` runs a short version.
+any wrong value, exception or hang was seen.  ``tests/runtime/test_cache.py`` runs a short version.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the checkout: its tests.support
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def shapes(layout: str, n: int):
 def run_case(name: str, dtype: str, layout: str, seed: int) -> str:
     """'' when ``name`` over ``dtype`` in ``layout`` equals the reference on two calls, else what
     differs (an exception propagates)."""
-    import numba_cases as nc
+    from tests.support import layouts, numba_cases as nc
     from gpubcast import dtypes, ops
     from gpubcast.dispatch import apply
 
@@ -67,7 +67,7 @@ def run_case(name: str, dtype: str, layout: str, seed: int) -> str:
         inputs = nc.inputs_for(op, dt, shp, rng)
         kw = {}
     if layout == "transposed":
-        inputs[0] = nc.transposed(inputs[0])
+        inputs[0] = layouts.transposed(inputs[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = apply(op, [np.array(x) for x in inputs], backend="numpy", **kw)
@@ -126,7 +126,7 @@ def _hits() -> int:
 
 
 def pool_of_cases(n: int, rnd: random.Random):
-    import numba_cases as nc
+    from tests.support import numba_cases as nc
     every = [(name, "bfloat16" if str(dt) == "bfloat16" else np.dtype(dt).name)
              for name, dt in nc.op_dtype_cases()]
     return rnd.sample(every, min(n, len(every)))

@@ -30,7 +30,7 @@ def main() -> int:
         for layout, inputs in checks.binary_layouts(rng, dtype, "add").items():
             cases.append(checks.Case(f"add {np.dtype(dtype)} {layout}", ops.get("add"), list(inputs)))
     be = backends.get("cuda")
-    cupy = be.xp      # CuPy (or the virtual CUDA device's stand-in, tests/test_fusion_cuda.py)
+    cupy = be.xp      # CuPy (or the virtual CUDA device's stand-in, tests/cuda/test_fusion_cuda.py)
     execute = be.execute
     failures = 0
     for force64 in (False, True):

@@ -515,7 +515,7 @@ ARRAY_API_ALIASES = {
 
 #: Accuracy of the math functions (#22): the most ulps a result may be from NumPy's float64 result
 #: rounded once to the loop dtype, per function, for (float16, bfloat16, float32, float64) inputs;
-#: held by tests (tests/test_math_accuracy.py) on the NumPy reference (NumPy's own loops: SIMD, SVML
+#: held by tests (tests/ops/test_math_accuracy.py) on the NumPy reference (NumPy's own loops: SIMD, SVML
 #: or the C library) and the Numba backend over dense sweeps and the special values.  float16 and
 #: bfloat16 compute in float32 and round once: 1 ulp.  float32 / float64: what was measured here
 #: (at most 2 ulps; 3 for float64 cbrt, the C library's against NumPy's SVML), or what CUDA's

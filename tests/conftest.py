@@ -5,10 +5,12 @@ gpubcast's real CUDA backend path with every kernel launch checked and run by th
 ``GPUBCAST_VIRTUAL_CUDA=1`` takes the virtual device even where a GPU is; ``=0`` never takes it
 (tests that use the fixture then need a GPU, as before); that switch is ``gpubcast.testing.device``.
 Tests marked ``gpu`` that do not use the fixture still need a real GPU.
+
+The tests are grouped by layer in the folders beside this file; what several of them share (case
+generators, layouts, references, sampling) is the ``tests.support`` package.
 """
 
 import os
-import zlib
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -21,15 +23,11 @@ settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-GPU = device.gpu_available()
-_virtual_unavailable = device.virtual_unavailable
-use_virtual = device.use_virtual
-
 
 @pytest.fixture
 def cupy():
     """CuPy on the GPU, or the virtual CUDA device standing in for it (module docstring)."""
-    why = use_virtual() and _virtual_unavailable()
+    why = device.use_virtual() and device.virtual_unavailable()
     if why:
         pytest.skip(f"no virtual CUDA device: {why}")
     with device.cupy() as cp:
@@ -37,52 +35,9 @@ def cupy():
 
 
 def pytest_collection_modifyitems(config, items):
-    if GPU:
+    if device.gpu_available():
         return
     skip = pytest.mark.skip(reason="no CUDA device (cupy.cuda.is_available() is false)")
     for item in items:
-        if "gpu" in item.keywords and not ("cupy" in getattr(item, "fixturenames", ()) and use_virtual()):
+        if "gpu" in item.keywords and not ("cupy" in getattr(item, "fixturenames", ()) and device.use_virtual()):
             item.add_marker(skip)
-
-
-def sampled(cases, keep, ids, active=True):
-    """``cases`` as pytest params; where ``active``, those not ``keep(i, case)`` are marked ``slow``
-    (``make test`` runs the sample, ``make test-all`` every case)."""
-    return [pytest.param(*c, id=i, marks=() if not active or keep(k, c) else pytest.mark.slow)
-            for k, (c, i) in enumerate(zip(cases, ids))]
-
-
-def rotating_dtype(cases) -> dict:
-    """op name -> one of its dtypes among (op name, dtype) ``cases``, rotating through them op by op
-    (sorted by name), so that together the ops pick every dtype."""
-    names = sorted({n for n, _ in cases})
-    mine = {n: [t for m, t in cases if m == n] for n in names}
-    return {n: mine[n][k % len(mine[n])] for k, n in enumerate(names)}
-
-
-def one_dtype_per_op(cases, every_dtype=()):
-    """A ``keep`` for ``sampled`` over (op name, dtype) cases: each op with its ``rotating_dtype``,
-    and the ops ``every_dtype`` with all."""
-    pick = rotating_dtype(cases)
-    assert set(every_dtype) <= set(pick), f"not among the cases: {set(every_dtype) - set(pick)}"
-
-    def keep(k, case):
-        name, dtype = case[:2]
-        return name in every_dtype or dtype == pick[name]
-    return keep
-
-
-#: (backend, part) params of a test that runs an op on every dtype: NumPy's reference on all of them;
-#: the Numba backend (a compiled row per (op, dtype)) on half of them in ``make test`` ("sample") and
-#: the other half in ``make test-all`` ("rest", marked slow)
-BACKEND_PARTS = [pytest.param("numpy", "all", id="numpy"), pytest.param("numba", "sample", id="numba"),
-                 pytest.param("numba", "rest", id="numba-rest", marks=pytest.mark.slow)]
-
-
-def dtypes_part(dtypes, name: str, part: str) -> list:
-    """``dtypes`` ("all"), or op ``name``'s half of them ("sample": every other one, starting where the
-    op's name says, so that the ops together pick each dtype) or the other half ("rest")."""
-    if part == "all":
-        return list(dtypes)
-    start = zlib.crc32(name.encode()) % 2
-    return [dt for k, dt in enumerate(dtypes) if (k % 2 == start) == (part == "sample")]

@@ -20,7 +20,7 @@ Sphinx builds, so a page cannot fall behind what it describes.  Directives, used
 ``gpubcast-cli``
     ``python -m gpubcast SUBCOMMAND --help`` of every subcommand (``gpubcast.__main__.COMMANDS``).
 ``gpubcast-rule-examples RULE``
-    The specifications' examples (the tables of ``tests/test_spec_examples.py``) with the answer
+    The specifications' examples (the tables of ``tests/planner/test_spec_examples.py``) with the answer
     gpubcast gives now: the result shape, or the ``BroadcastError`` message.
 ``gpubcast-contracts``
     The import-linter contracts of ``pyproject.toml`` (the layers: what may not import what).

@@ -18,7 +18,7 @@ Contract:
 - Warps: a thread runs alone; ``BSSY``/``BSYNC`` (convergence barriers) and ``NOP`` run as no-ops but
   count as instructions issued (``NOP`` is counted apart).  For threads of one warp on the same path
   (full tiles), a thread's count is the warp's issued count.
-- Trust: ``tests/test_sass_interpreter.py`` runs the benchmark patterns' kernels at small shapes over whole
+- Trust: ``tests/tooling/test_sass_interpreter.py`` runs the benchmark patterns' kernels at small shapes over whole
   blocks and compares every output element with NumPy: a wrong branch, address or predicate shows
   up as a wrong or missing element.
 - Constant bank 0 (sm_90): blockDim at 0x0, gridDim at 0xc, kernel parameters from ``PARAM_BASE``.

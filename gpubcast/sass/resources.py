@@ -9,7 +9,7 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   runtime compiles it (``compiler.options``: same source, same options), plus
   ``--ptxas-options=-v`` so that ptxas writes its report into NVRTC's log.  That option changes
   only the CUBIN's toolkit-info note (which records the command line), not the code
-  (``tests/test_kernels_resources.py`` checks that the SASS is the same).  In a process that has
+  (``tests/tooling/test_kernels_resources.py`` checks that the SASS is the same).  In a process that has
   compiled with ``--Ofast-compile`` (``kernels --check --fast``), NVRTC compiles later programs
   differently, so the kernels are then compiled in a fresh process.  The log and the CUBIN,
   and the tools' listings of it, are kept in gpubcast's cache (kind ``nvrtc``; ``cubins``).
@@ -390,7 +390,7 @@ def tile_loops(instrs, labels) -> list[tuple[int, int]]:
 def shared_loop(instrs, labels) -> tuple[int, int] | None:
     """(first, last) address of a general kernel's shared-tile loop (kernels/indexing.cuh
     SHARED_TILES): the widest backward branch whose span holds a barrier (``BAR.SYNC``), or None
-    without one (tests/test_kernels_model.py checks which loop is which)."""
+    without one (tests/tooling/test_kernels_model.py checks which loop is which)."""
     back = _back_edges(instrs, labels, True)
     return max(back, key=lambda b: b[1] - b[0]) if back else None
 

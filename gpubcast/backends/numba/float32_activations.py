@@ -4,7 +4,7 @@ loops vectorise at full width).
 
 Each follows the registry's formula (``gpubcast.ops.ACTIVATIONS``) with its special values (NaN,
 +-inf, +-0 as the float64 formula gives them, rounded), and is within ``ULPS[name]`` ulps of the
-true value (tests/test_float32_math_exhaustive.py: every float32 x, default parameters).  Where a
+true value (tests/numba/test_float32_math_exhaustive.py: every float32 x, default parameters).  Where a
 formula's argument would lose its low bits in float32 (gelu's x^2 / 2, gelu_tanh's cubic, swish's
 beta x), the argument is carried as a double-float (FMA gives a product's error) or, for
 gelu_tanh's cubic, computed in float64 and split.
@@ -19,7 +19,7 @@ from .float32_math import (F, INF, NAN, erf_small, erfc_times_wide, exp_parts, e
                            inlined, ldexp, ldexp_wide, log1p_exp_minus, sigmoid_times, split_product)
 
 #: The most ulps each activation is from the true value (default parameters, every float32 x; as
-#: ``float32_math.ULPS``, measured and held by tests/test_float32_math_exhaustive.py)
+#: ``float32_math.ULPS``, measured and held by tests/numba/test_float32_math_exhaustive.py)
 ULPS = {"softplus": 1.5, "mish": 1.0, "gelu": 1.25, "gelu_tanh": 1.5, "swish": 1.25, "elu": 1.25, "selu": 1.75,
         "celu": 1.25}
 # measured maxima (exhaustive): softplus 1.282 (at 8.9e-08), mish 0.793 (-91.93), gelu 1.201 (-3.0150),

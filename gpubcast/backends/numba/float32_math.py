@@ -8,7 +8,7 @@ register with AVX2), and twice as many lanes as the float64 formulas (``float32_
 FMA gets the C library's ``fmaf`` for it: the same values, not vectorised).
 
 Accuracy: each function is within ``ULPS[name]`` ulps of the true value (max over every float32
-input, measured by tests/test_float32_math_exhaustive.py against the C library's float64 function;
+input, measured by tests/numba/test_float32_math_exhaustive.py against the C library's float64 function;
 an ulp of the true value's binade, 2^-149 below 2^-126, infinity counted as 2^128).  float16 and
 bfloat16 compute through these and round once more: within an ulp of their own.
 
@@ -41,8 +41,8 @@ _ONE, _TWO, _HALF = F(1.0), F(2.0), F(0.5)
 
 #: The most ulps each function is from the true value, over every float32 input (in ulps of the true
 #: value's binade, 2^-149 below 2^-126; inf counted as 2^128): measured by
-#: tests/test_float32_math_exhaustive.py (all 2^32 inputs), which holds them (the sampled test in
-#: tests/test_float32_math.py too).  ``logaddexp``/``logaddexp2`` are in ulps of max(|result|, 1)
+#: tests/numba/test_float32_math_exhaustive.py (all 2^32 inputs), which holds them (the sampled test in
+#: tests/numba/test_float32_math.py too).  ``logaddexp``/``logaddexp2`` are in ulps of max(|result|, 1)
 #: (NumPy's own float32 formula cancels near a 0 result), sampled.
 ULPS = {"exp": 1.0, "exp2": 1.25, "expm1": 1.5, "log": 1.0, "log2": 1.0, "log10": 1.0, "log1p": 1.0,
         "tanh": 1.25, "sigmoid": 1.25, "erf": 1.0, "logaddexp": 2.0, "logaddexp2": 2.0}

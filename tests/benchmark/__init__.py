@@ -1,0 +1,1 @@
+"""The shipped benchmark (python -m gpubcast bench) and the scripts of benchmarks/."""

@@ -1,0 +1,1 @@
+"""The documentation site builds without a warning and its examples run."""

@@ -1,0 +1,1 @@
+"""The Numba CPU backend: rows and drivers, float32 lanes, threads and forks."""

@@ -1,0 +1,1 @@
+"""Each op's values and types through the NumPy-style functions, on the reference and Numba backends."""

@@ -1,0 +1,1 @@
+"""The rule sets, the planner and its error messages."""

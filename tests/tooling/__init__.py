@@ -1,0 +1,1 @@
+"""The GPU-less test device, the SASS analysis and the layering contracts."""
