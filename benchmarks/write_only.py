@@ -3,7 +3,7 @@ each kernel family to the device's write ceiling?  On the H100 run (benchmarks/r
 2026-11-27.md) the broadcast copies ``expand`` and ``explicit`` moved 54-59 % of copy bandwidth while ``add``
 on ``outer`` wrote the same kind of output at 84 %, with the same stores in the SASS; no static model tells
 them apart (``gpubcast.sass.model.UNEXPLAINED``).  This script measures, per kernel family and pattern,
-each store path of kernels/indexing.cuh (``Path``; host side ``gpubcast.cuda.catalog.Path``) against the
+each store path of kernels/launch.cuh (``Path``; host side ``gpubcast.cuda.catalog.Path``) against the
 device's memset and memcpy, in one run.
 
     PYTHONPATH=. python benchmarks/write_only.py [--repeat 5] [--json FILE] [--patterns A,B] [--variants A,B]
@@ -62,7 +62,7 @@ How to read the output to pick a variant:
    partly filled sectors per request cost nothing; chunk8/chunk4 as fast -> the store width is not
    it.  A variant is worth adopting for a family when it gains >= 3 % "of memset" on every pattern
    of that family and loses nothing on the others (rerun it: samples vary about 1-2 %).
-4. Adopt it by changing the family's default (``gb::DefaultPath`` in kernels/indexing.cuh and
+4. Adopt it by changing the family's default (``gb::DefaultPath`` in kernels/launch.cuh and
    ``catalog.DEFAULT_PATH``, or the family's kernels' path), then rerun this script and
    ``python -m gpubcast bench``.
 """

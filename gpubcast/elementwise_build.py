@@ -52,7 +52,7 @@ CTYPES = {
 #: (the library may be loaded on another CPU of the same cache; SSE2/NEON vectorise the rows)
 HOST_FLAGS = ("-std=c++17", "-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-strict-aliasing",
               "-w")
-MAX_GPU_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
+MAX_GPU_DIMS = 10          # kernels/launch.cuh MAX_DIMS
 MAX_HOST_DIMS = 64         # kernels/elementwise_host.h MAX_DIMS
 BLOCK = 256
 MAX_GRID = 65535 * 8       # kernels/elementwise_kernel.cuh EWK_MAX_GRID
@@ -336,7 +336,7 @@ def gpu_family(sig: Signature) -> tuple[str, tuple[str, ...]]:
 
 
 def tile_names(family: str, sig: Signature, path: catalog.Path = catalog.DEFAULT_PATH) -> tuple[str, str, str]:
-    """The tile path's name expressions on store ``path`` (kernels/indexing.cuh Path): the contiguous
+    """The tile path's name expressions on store ``path`` (kernels/launch.cuh Path): the contiguous
     kernel, the general kernels with 32- and 64-bit indices."""
     p = "" if path.default else path.cxx()
     return (f"{family}::{sig.name}_contig<{p}>", f"{family}::{sig.name}<gb::u32{', ' + p if p else ''}>",

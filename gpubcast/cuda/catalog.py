@@ -15,7 +15,7 @@ with 32-bit indices and with 64-bit indices.  ``every_instantiation()`` lists wh
 dispatcher can ever request, for ``python -m gpubcast kernels --check``.
 
 Every kernel of binary, ternary and copy also exists on other store paths (``Path``:
-kernels/indexing.cuh Path -- store width, streaming stores, tile order, block size, elements per
+kernels/launch.cuh Path -- store width, streaming stores, tile order, block size, elements per
 thread): ``Kernels.on(path)`` names them.  The dispatcher requests the default path only; the
 others are the variants ``benchmarks/write_only.py`` measures on a GPU.
 """
@@ -33,7 +33,7 @@ from .. import dtypes as _dt
 from .. import ops as _ops
 from .sources import FAMILIES, FAMILY_OF_KIND
 
-#: NumPy dtype -> C++ type in kernels/numeric.cuh
+#: NumPy dtype -> C++ type in kernels/element_types.cuh
 CXX_TYPES = {
     np.dtype(bool): "bool",
     np.dtype(np.int8): "gb::i8", np.dtype(np.int16): "gb::i16",
@@ -51,22 +51,22 @@ COMPLEX_ON_CPU = frozenset({"sqrt", "exp", "log", "tanh"})
 COMPLEX_ON_CPU |= frozenset({"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh",
                              "arctanh", "exp2", "expm1", "log1p", "log2", "log10"})
 #: op -> the functor computing it when its second operand is one value over the whole call (a VALUE or
-#: SCALAR operand), for float32/float64: NumPy's power loop then takes its fast path (numeric.cuh)
+#: SCALAR operand), for float32/float64: NumPy's power loop then takes its fast path (arithmetic.cuh)
 SCALAR_SECOND = {"power": "PowerScalarExponent"}
-GENERAL_EPT = 4                    # kernels/indexing.cuh GENERAL_EPT (variadic kernels but few-input general launches)
+GENERAL_EPT = 4                    # kernels/launch.cuh GENERAL_EPT (variadic kernels but few-input general launches)
 MAX_VARIADIC = FAMILIES["variadic"].nin   # inputs one variadic launch takes
 FEW_VARIADIC = 4                   # kernels/variadic.cu FEW_VARIADIC: launches of at most this many inputs take
                                    # variadic_general_ept; more inputs GENERAL_EPT
 INDEX_TYPES = {32: "gb::u32", 64: "gb::u64"}
-BLOCK = 256                        # kernels/indexing.cuh BLOCK
-#: the families whose kernels take a store path (kernels/indexing.cuh Path), and the generated
+BLOCK = 256                        # kernels/launch.cuh BLOCK
+#: the families whose kernels take a store path (kernels/launch.cuh Path), and the generated
 #: ElementwiseKernel families (gpubcast.elementwise_build)
 PATH_FAMILIES = ("binary", "ternary", "copy")
 
 
 @dataclass(frozen=True)
 class Path:
-    """A kernel's store path and tile order (kernels/indexing.cuh ``Path``); ``Path()`` is
+    """A kernel's store path and tile order (kernels/launch.cuh ``Path``); ``Path()`` is
     ``DefaultPath``, what the runtime launches."""
     store: int = 16          # bytes a store instruction writes at most: 4, 8 or 16
     stream: bool = False     # streaming stores (st.global.cs)
@@ -123,19 +123,19 @@ def move_type(dtype) -> str:
 
 def contig_ept(*itemsizes: int) -> int:
     """Elements per thread of a contiguous kernel: 16 bytes of the widest operand, at least 4
-    (kernels/indexing.cuh contig_ept)."""
+    (kernels/launch.cuh contig_ept)."""
     return max(4, 16 // max(itemsizes))
 
 
 def general_ept(*itemsizes: int) -> int:
     """Elements per thread of a binary, ternary or copy general kernel: 8 where every element has
-    at most 4 bytes, else 4 (kernels/indexing.cuh general_ept)."""
+    at most 4 bytes, else 4 (kernels/launch.cuh general_ept)."""
     return 8 if max(itemsizes) <= 4 else 4
 
 
 def lane_chunk(ept: int, *itemsizes: int, nbytes: int = 16) -> int:
     """Elements of a lane chunk of a general kernel of ``ept`` over elements of ``itemsizes``: ``nbytes``
-    (16, or a store path's chunk) of the widest, at least one, at most ``ept`` (kernels/indexing.cuh
+    (16, or a store path's chunk) of the widest, at least one, at most ``ept`` (kernels/launch.cuh
     lane_chunk, path_chunk)."""
     return min(ept, max(1, nbytes // max(itemsizes)))
 
@@ -159,7 +159,7 @@ class Kernels:
     # where (4 operands at 16 elements: 72 registers, occupancy 3/8) and the variadic kernel's non-folds
     # (Axpby, the parametric activations: all inputs held at once, 116-248 registers at 2, f16 Axpby spills)
     lane_tiles: int = 2
-    path: Path = DEFAULT_PATH  # the store path (kernels/indexing.cuh Path): the default but for ``on``
+    path: Path = DEFAULT_PATH  # the store path (kernels/launch.cuh Path): the default but for ``on``
 
     def name(self, index_bits: int | None) -> str:
         """The name expression: contiguous kernel (None) or general with 32/64-bit indices."""

@@ -5,7 +5,7 @@ One translation unit per program (``kernel``), registered as a generated family 
 NVRTC, its cache and the host emulation treat it as ``kernels/*.cu``), named by a hash of its text:
 
     namespace gbf_<hash> {
-      struct Body<EPT>       loads every leaf (indexing.cuh's Access: vector, scalar, strided and
+      struct Body<EPT>       loads every leaf (access.cuh's Access: vector, scalar, strided and
                              shared-memory tiles as in the built-in kernels), then per element
                              computes each step with the registry op's functor of kernels/*.cu
                              (NumPy's values in the step's loop dtype), converts between steps as
@@ -57,7 +57,7 @@ class FusedKernels:
     contig_ept: int
     general_ept: int            # 32-bit indices
     general64_ept: int          # 64-bit indices
-    path: catalog.Path = catalog.DEFAULT_PATH   # the default store path only (kernels/indexing.cuh Path)
+    path: catalog.Path = catalog.DEFAULT_PATH   # the default store path only (kernels/launch.cuh Path)
 
     def name(self, index_bits: int | None) -> str:
         if index_bits is None:

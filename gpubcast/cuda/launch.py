@@ -3,7 +3,7 @@
 Shared by the CUDA backend (which launches through CuPy) and the host emulation harness
 (which runs the same kernels on the CPU over NumPy memory), so both exercise the same
 packing.  The packed argument is the C struct ``gb::Head<NIN>`` (contiguous kernels) or
-``gb::General<NIN, index_t>`` (kernels/indexing.cuh), byte for byte:
+``gb::General<NIN, index_t>`` (kernels/offsets.cuh), byte for byte:
 
     Head<NIN>:       u64 ptr[NIN+1]; u64 value[NIN+1][2]; u64 size; u32 classes, flags, nin, aux
     OffsetCalc<NARGS, index_t> (index_t = u32 | u64, W = its bytes):
@@ -35,17 +35,17 @@ from ..plan import CONTIGUOUS, SCALAR as PLAN_SCALAR
 from . import catalog
 from .sources import FAMILIES
 
-MAX_DIMS = 10          # kernels/indexing.cuh MAX_DIMS
-BLOCK = 256            # kernels/indexing.cuh BLOCK
+MAX_DIMS = 10          # kernels/launch.cuh MAX_DIMS
+BLOCK = 256            # kernels/launch.cuh BLOCK
 MAX_GRID = 2**31 - 1
 CONTIG, VALUE, SCALAR, STRIDED = 0, 1, 2, 3
-SHARED_TILES = 1       # Head::flags (kernels/indexing.cuh)
-LANE_CHUNKS, PADDED_ROWS = 2, 4   # Head::flags of row tiles (kernels/indexing.cuh)
+SHARED_TILES = 1       # Head::flags (kernels/launch.cuh)
+LANE_CHUNKS, PADDED_ROWS = 2, 4   # Head::flags of row tiles (kernels/launch.cuh)
 WARP = 32
 LANE_CHUNK_FAMILIES = ("unary", "binary", "ternary", "copy", "variadic")   # kernels passing their CHUNK
-TILE_COLS = 32         # kernels/indexing.cuh TILE_COLS: a shared tile is TILE_COLS x (BLOCK * ept / TILE_COLS)
+TILE_COLS = 32         # kernels/launch.cuh TILE_COLS: a shared tile is TILE_COLS x (BLOCK * ept / TILE_COLS)
 SHARED_MIN = 32        # shared tiles only with at least a warp's width of columns, and as many rows
-SHARED_BYTES = 8192 + TILE_COLS * 16   # kernels/indexing.cuh SHARED_BYTES: the buffer, per block
+SHARED_BYTES = 8192 + TILE_COLS * 16   # kernels/launch.cuh SHARED_BYTES: the buffer, per block
 
 
 class Operand(NamedTuple):   # made per operand per call: a tuple is the cheapest record
@@ -261,7 +261,7 @@ def row_tiles(shape, strides, bits: int, ept: int, lane_tiles: int, itemsizes, l
 
 def chunk_steps(shape, strides, chunk: int, ept: int) -> tuple:
     """Per argument (``strides``: coalesced, outermost first), the offset from a lane's chunk to its
-    next in a lane-chunk launch (kernels/indexing.cuh LANE_CHUNKS: a warp access covers WARP *
+    next in a lane-chunk launch (kernels/launch.cuh LANE_CHUNKS: a warp access covers WARP *
     ``chunk`` consecutive elements, not WARP lanes' ``ept`` each), or () where a launch over
     coalesced ``shape`` cannot take lane chunks: ``chunk`` == ``ept``, or some lane's chunks would
     cross a row.  They do not where the innermost size n0 is a multiple of WARP * ``ept`` (a warp's
@@ -284,7 +284,7 @@ PADDED_USE = 0.75
 
 def padded_row(shape, chunk: int, ept: int) -> int:
     """The padded row of a lane-chunk launch over coalesced ``shape`` whose rows cannot take lane
-    chunks as they are (kernels/indexing.cuh PADDED_ROWS), or 0: where the innermost size n0 is a
+    chunks as they are (kernels/launch.cuh PADDED_ROWS), or 0: where the innermost size n0 is a
     multiple of ``chunk`` and the next power of 2, P, divides WARP * ``chunk`` with n0 / P at least
     ``PADDED_USE`` and dim 1's size a multiple of the WARP * ``ept`` / P rows a warp covers -- each
     lane's chunks then lie in rows of P (``chunk_steps`` over the padded shape), and a lane past n0
@@ -301,12 +301,12 @@ def padded_row(shape, chunk: int, ept: int) -> int:
 def transposed(strides) -> bool:
     """Whether an operand with these coalesced strides (outermost first) is transposed: |stride|
     1 along the second-innermost dim, > 1 along the innermost.  Under shared tiles such an
-    operand goes through shared memory (kernels/indexing.cuh TileAccess::staged, the same test)."""
+    operand goes through shared memory (kernels/shared_tiles.cuh TileAccess::staged, the same test)."""
     return len(strides) >= 2 and abs(strides[-2]) == 1 and abs(strides[-1]) > 1
 
 
 def shared_tiles(shape, strides, ept: int) -> bool:
-    """Whether a general launch takes shared tiles (kernels/indexing.cuh SHARED_TILES): some
+    """Whether a general launch takes shared tiles (kernels/launch.cuh SHARED_TILES): some
     operand (the output included) transposed, at least ``SHARED_MIN`` columns and rows (fewer
     leave most lanes or warps of a tile idle), ``ept`` dividing ``TILE_COLS`` (other kernels
     ignore the flag) and fewer than 2**31 tiles (the kernel divides its 32-bit tile indices by

@@ -9,7 +9,7 @@
 //   binary_general<Op, A, B, index_t>   any strides (0, negative, transposed); General<2, index_t>;
 //                                       index_t = u32 (magic division) or u64 (outputs >= 2^31).
 //   *_ept<...>                          elements per thread of each kernel (host grid size).
-// Every kernel takes a last template argument P, its store path (indexing.cuh Path; default
+// Every kernel takes a last template argument P, its store path (launch.cuh Path; default
 // DefaultPath, the only one the runtime launches: other paths are benchmarks/write_only.py's variants).
 // A, B: the op's loop dtypes (equal except int64/uint64 comparisons); the output type is
 // what Op returns (bool for comparisons and logical ops, else A).
@@ -75,7 +75,7 @@ struct Prelu {
 };
 
 // activations with one parameter (issue #22): x and alpha of one float type, computed in double and
-// rounded once (numeric.cuh num::act)
+// rounded once (math_functions.cuh num::act)
 #define GB_ACTIVATION2(NAME, FN)                                                           \
   struct NAME {                                                                            \
     template <typename T> GB_FN T operator()(T x, T a) const {                             \

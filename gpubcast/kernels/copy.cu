@@ -6,7 +6,7 @@
 //   copy_contig<Op, T>             x contiguous or a scalar (fill); Head<1> argument
 //   copy_general<Op, T, index_t>   any strides (broadcast dims have stride 0); General<1, index_t>
 //   *_ept<...>                     elements per thread
-// Every kernel takes a last template argument P, its store path (indexing.cuh Path; default
+// Every kernel takes a last template argument P, its store path (launch.cuh Path; default
 // DefaultPath, the only one the runtime launches: other paths are benchmarks/write_only.py's variants).
 // Assumption: a scalar x (one device element or a host value) fills the output; a
 //   contiguous x with a contiguous output is a plain (vectorised) copy.

@@ -31,7 +31,7 @@
 //   EwkParams<NARGS, index_t>  the element path's one by-value argument: a pointer per parameter, the bytes
 //                              of scalar parameters, the element count of raw parameters,
 //                              the loop size, which operands are contiguous, and the plan's
-//                              coalesced shape and strides (indexing.cuh's OffsetCalc);
+//                              coalesced shape and strides (offsets.cuh's OffsetCalc);
 //   EwkScalars<NPARAM>         the tile path's per-parameter part (pointers, scalar bytes, raw
 //                              sizes, the loop size), followed by the slots' Head or General;
 //   ewk_offsets                the element offset of every parameter at linear index i:

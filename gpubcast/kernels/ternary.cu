@@ -6,7 +6,7 @@
 //   ternary_contig<Op, T>             no strided operand; Head<3> argument (cond, x, y = args 1..3)
 //   ternary_general<Op, T, index_t>   any strides; General<3, index_t>; index_t = u32 | u64
 //   *_ept<...>                        elements per thread
-// Every kernel takes a last template argument P, its store path (indexing.cuh Path; default
+// Every kernel takes a last template argument P, its store path (launch.cuh Path; default
 // DefaultPath, the only one the runtime launches: other paths are benchmarks/write_only.py's variants).
 // Assumption: cond holds bool (one byte, 0 or 1): the host casts it to the loop dtype bool.
 // Assumption: x and y are loaded in full even where the other is selected (simple,

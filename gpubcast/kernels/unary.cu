@@ -38,7 +38,7 @@ GB_UNARY(Relu, num::maximum(x, A()))  // A() is +0 in every type: maximum's NaN 
 GB_UNARY(LogicalNot, !num::truth(x))
 GB_UNARY(BitwiseNot, num::invert(x))
 
-// activations (issue #22): computed in double, rounded once to A (numeric.cuh num::act)
+// activations (issue #22): computed in double, rounded once to A (math_functions.cuh num::act)
 #define GB_ACTIVATION1(NAME, FN) GB_UNARY(NAME, num::cast<A>(num::act::FN(num::wide(x))))
 GB_ACTIVATION1(Softplus, softplus)
 GB_ACTIVATION1(Softsign, softsign)

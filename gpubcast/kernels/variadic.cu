@@ -17,7 +17,7 @@
 // Assumption: an input may alias the output element for element (the chained partial sum).
 // The general kernel locates the argument slots' offsets once per tile: 1 + FEW_VARIADIC slots
 // when nin <= FEW_VARIADIC, else all (slots past Head::nin have stride 0 and are never
-// accessed; indexing.cuh, Access).
+// accessed; access.cuh, Access).
 #include "indexing.cuh"
 
 namespace gb {
@@ -39,7 +39,7 @@ struct Min {
 struct Axpby {};  // exactly 4 inputs (alpha, x, beta, y); not a fold
 
 // Parametric activations (issue #22): exactly 3 inputs (x, p, q), computed in double and rounded
-// once (numeric.cuh num::act); not a fold.
+// once (math_functions.cuh num::act); not a fold.
 template <class Op> struct is_parametric { static constexpr bool value = false; };
 #define GB_PARAMETRIC(NAME, FN)                                                            \
   struct NAME {                                                                            \

@@ -1,6 +1,7 @@
 /* cuda_launch.cpp -- gpubcast.native.cuda_launch, the compiled launch path: one repeated call on device arrays, from the public
  * function to cuLaunchKernel, without Python in between (gpubcast/cuda/compiled_launch.py builds,
  * loads and feeds it; the design is hot_call.cpp's, whose tables it shares).
+ * Whole though over 600 lines: setup.py builds an extension module from its one .cpp, whose SHA-256 tells a stale build.
  *
  * Operands.  A call's operands are read from their own fields, by the reader registered for their
  * exact type (register_type):

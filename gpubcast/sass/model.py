@@ -23,7 +23,7 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   -- the path through one pass that makes
   exactly the global accesses these operand classes make (a contiguous operand one vector access
   of up to 16 bytes per VecOf chunk, a transposed operand under shared tiles (staged) one vector
-  access per chunk of the rows it moves (kernels/indexing.cuh TileAccess::Pass; element accesses
+  access per chunk of the rows it moves (kernels/shared_tiles.cuh TileAccess::Pass; element accesses
   where its rows descend or its column stride is no multiple of the chunk), a strided one ``ept``
   element accesses (on the 32-bit path an input of innermost stride 0 one, of stride 1 vector
   ones: ``load_kind``), a device scalar one, a host value none), with the offset loop over dims
@@ -46,7 +46,7 @@ Contract (``python -m gpubcast kernels --model``, ``table(predict_all())``):
   passes ``L2_SHARE`` (25 MB of the 50 MB L2); added to t_mem (not to t_copy).
 - L1 lines per element (``warp_lines``): per warp access instruction of a tile, the distinct
   128-byte lines its 32 lanes touch, summed over every operand, / (working lanes * ept); under
-  lane chunks (kernels/indexing.cuh LANE_CHUNKS: ``lane_layout``) each lane's 16-byte chunks, a
+  lane chunks (kernels/launch.cuh LANE_CHUNKS: ``lane_layout``) each lane's 16-byte chunks, a
   warp access covering 512 consecutive bytes, idle lanes of a padded row touching none; an SM's L1
   looks up ``L1_LINES_PER_CLOCK`` line per clock.
 - Times for the output's ``n`` elements:
@@ -133,7 +133,7 @@ class Prediction:
     pattern: str
     kernel: str             # hot kernel label, e.g. "add f32 general32"
     rank: int               # coalesced rank
-    shared: bool            # shared tiles (kernels/indexing.cuh SHARED_TILES)
+    shared: bool            # shared tiles (kernels/launch.cuh SHARED_TILES)
     classes: str            # per argument (output first): C contiguous, V value, S scalar, X strided
     occupancy: float
     ept: int
@@ -210,7 +210,7 @@ def pattern_plan(pattern, dtype=DTYPE):
 
 
 def staged_chunk(itemsize: int, ept: int, strides) -> int:
-    """Elements per access of a staged operand (kernels/indexing.cuh TileAccess::Pass::V): a vector
+    """Elements per access of a staged operand (kernels/shared_tiles.cuh TileAccess::Pass::V): a vector
     of up to 16 bytes along its rows where they ascend and its column stride is a multiple of it
     (its pointer assumed aligned), else 1."""
     rows = launch.BLOCK * ept // launch.TILE_COLS
@@ -220,7 +220,7 @@ def staged_chunk(itemsize: int, ept: int, strides) -> int:
 
 
 def load_kind(cls: int, strides, output: bool, index32: bool = True) -> int:
-    """How the kernel reaches a row tile's elements of an operand (kernels/indexing.cuh
+    """How the kernel reaches a row tile's elements of an operand (kernels/access.cuh
     Access::load): on the 32-bit index path a strided input of innermost stride 0 with one load
     (as a device SCALAR), of stride 1 with vector loads (as CONTIG); the output, every other
     operand and every operand on the 64-bit path by its class."""
@@ -261,7 +261,7 @@ def warp_lines(cls: int, itemsize: int, ept: int, strides, shared: bool, chunk: 
     ``load_kind`` says (an input of innermost stride 0: one access; 1: vector accesses); a device
     scalar: one line; a host value: none; a staged operand (``chunk`` > 0): its tile read along
     its own contiguous dim, every line full.  The tile's first element is assumed line-aligned.
-    ``lanes`` (a lane-chunk launch, kernels/indexing.cuh LANE_CHUNKS): (elements of a lane chunk,
+    ``lanes`` (a lane-chunk launch, kernels/launch.cuh LANE_CHUNKS): (elements of a lane chunk,
     this operand's chunk step, the row, its width: ``lane_layout``): lane L's chunk c from output
     element L * chunk of the warp, in row L * chunk // row, plus c chunk steps, none where its column
     is past the width (PADDED_ROWS); an access per chunk (an input of innermost stride 0 one per
@@ -446,7 +446,7 @@ def working_lanes(name: str, dtype: str = "float32") -> int:
 @functools.cache
 def lane_layout(name: str, dtype: str = "float32") -> tuple | None:
     """(lane chunk, row, width, chunk steps per argument) of pattern ``name``'s launch where it takes lane
-    chunks (kernels/indexing.cuh LANE_CHUNKS): lane L's chunks from column L * chunk % row of rows of
+    chunks (kernels/launch.cuh LANE_CHUNKS): lane L's chunks from column L * chunk % row of rows of
     ``row`` elements (the innermost size, or under PADDED_ROWS its padded size), ``width`` of them
     elements (past it a lane runs nothing), chunk c c steps on; else None."""
     dt = np.dtype(dtype)

@@ -54,7 +54,7 @@ Contract (``python -m gpubcast kernels --resources [--arch sm_80 sm_90]``):
   (the innermost loops inside the body holding one division), whose blocks count ``rank - 1`` = 5
   times, / ept: an estimate of what a thread runs at coalesced rank 6 with every operand strided
   and tiles within one innermost row.  Where the offset calculation is unrolled
-  (kernels/indexing.cuh UNROLLED_LOCATE: the 32-bit path) there is no such loop, and the path
+  (kernels/offsets.cuh UNROLLED_LOCATE: the 32-bit path) there is no such loop, and the path
   takes the fewest dims: a lower bound.  Both path columns are marked ``(walk)``.
 - ``(run)`` columns (sm_90): ``executed`` -- the same two layouts run, not walked: the kernel's SASS
   interpreted (``interpreter``) for every thread of a launch's middle block, on the argument
@@ -388,7 +388,7 @@ def tile_loops(instrs, labels) -> list[tuple[int, int]]:
 
 
 def shared_loop(instrs, labels) -> tuple[int, int] | None:
-    """(first, last) address of a general kernel's shared-tile loop (kernels/indexing.cuh
+    """(first, last) address of a general kernel's shared-tile loop (kernels/launch.cuh
     SHARED_TILES): the widest backward branch whose span holds a barrier (``BAR.SYNC``), or None
     without one (tests/tooling/test_kernels_model.py checks which loop is which)."""
     back = _back_edges(instrs, labels, True)
@@ -414,7 +414,7 @@ def _inner_loops(instrs, labels, start: int, end: int) -> list[tuple[int, int]]:
     """The loops over dims strictly inside the steady loop [start, end]: backward branches that hold
     no other backward branch and one division (a multiply-high: the general kernels' offset loops
     over dims), as (first, last) address.  A loop holding several is a row loop of unrolled offset
-    calculations (kernels/indexing.cuh UNROLLED_LOCATE: a tile crossing rows, located row by row)."""
+    calculations (kernels/offsets.cuh UNROLLED_LOCATE: a tile crossing rows, located row by row)."""
     loops = _loops_inside(instrs, labels, start, end)
     return [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)
             and _multiply_highs(instrs, a, b) <= 2]

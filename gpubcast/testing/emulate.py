@@ -76,7 +76,7 @@ _PRELUDE = """\
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 // Checks.  With a gb_check_t set for the launch: (memory, unless memory_off) every global access
-// (kernels/indexing.cuh GB_PTR) must lie inside the allocation its operand's pointer points into
+// (kernels/access.cuh GB_PTR) must lie inside the allocation its operand's pointer points into
 // and be aligned to its type; every shared access (GB_SMEM) must lie in its buffer and not race
 // with another thread's in the same barrier interval; every __syncthreads() must be reached by
 // every thread of the block, at the same call.  The first fault is recorded; a faulting access is
@@ -216,7 +216,7 @@ __attribute__((noinline)) static void gb_syncthreads() {{
 }}
 #define __syncthreads() gb_syncthreads()
 
-// ---- shared memory checks (kernels/indexing.cuh GB_SMEM, GB_SMEM_DEAD) -----------------------
+// ---- shared memory checks (kernels/shared_tiles.cuh GB_SMEM, GB_SMEM_DEAD) -----------------------
 // Per byte of a shared buffer: the interval and thread of its last write and last read(s).  Two
 // threads touching a byte in one interval, one of them writing, race (on a GPU their order is
 // undefined); a read of a byte not written since the block began, or since the kernel declared

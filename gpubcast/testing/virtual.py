@@ -25,7 +25,7 @@ by its handle, and takes the argument bytes from ``extra`` (buffer and size) -- 
   not a stream other than the capturing one while a capture runs;
 * runs the launch with the host-built kernel of the same instantiation
   (``gpubcast.testing.emulate``), blocks and threads in a shuffled order, every global access checked
-  (``kernels/indexing.cuh`` ``GB_PTR``): inside the allocation its operand pointer points into and
+  (``kernels/access.cuh`` ``GB_PTR``): inside the allocation its operand pointer points into and
   aligned to its type; a faulting access raises ``VirtualFault`` (on a GPU: an illegal or
   misaligned address error), as does barrier divergence or a shared-memory race.
 

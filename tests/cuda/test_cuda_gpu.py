@@ -442,7 +442,7 @@ def test_general_kernels_row_broadcast_ascending_and_few_variadic_inputs(dtype, 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16], ids=str)
 @pytest.mark.parametrize("shape", [(9, 512), (9, 8, 64), (9, 8, 56)], ids=["rows", "chunk-rows", "padded-rows"])
 def test_lane_chunks_through_the_launch_path(shape, dtype, cupy):
-    # issue 23's lane chunks (gpubcast/kernels/indexing.cuh LANE_CHUNKS, PADDED_ROWS) through the real launch
+    # issue 23's lane chunks (gpubcast/kernels/launch.cuh LANE_CHUNKS, PADDED_ROWS) through the real launch
     # path: the allocations are the arrays' own (the virtual device faults a read or write past one:
     # a padded row's lanes past its end, a warp past the end), against the NumPy reference
     rng = np.random.default_rng(sum(shape))

@@ -78,7 +78,7 @@ def test_sources_inline_headers_so_the_cache_key_sees_them():
 
 
 def test_store_path_variants_compile_and_store_as_they_say():
-    """benchmarks/write_only.py's store paths (kernels/indexing.cuh Path) compile for sm_80 and sm_90 in every family
+    """benchmarks/write_only.py's store paths (kernels/launch.cuh Path) compile for sm_80 and sm_90 in every family
     that takes them, and their row tiles store as named (sm_90 SASS): streaming stores (STG.E.EF), 8-byte
     pieces, and a block size that NVRTC records (.maxntid); the default path names the catalog's kernels."""
     from gpubcast.sass import cubins

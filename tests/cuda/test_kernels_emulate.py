@@ -643,7 +643,7 @@ def _lane_chunks(lc) -> bool:
 @pytest.mark.parametrize("shape", [(9, 512), (9, 8, 64), (9, 8, 56), (5, 4, 32)],
                          ids=["rows", "chunk-rows", "padded-rows", "short-rows"])
 def test_lane_chunks_every_operand_kind(shape, dtype, backends):
-    # lane chunks (gpubcast/kernels/indexing.cuh LANE_CHUNKS): rows of a multiple of 32 * ept (a warp's
+    # lane chunks (gpubcast/kernels/launch.cuh LANE_CHUNKS): rows of a multiple of 32 * ept (a warp's
     # chunks along one row), of a power of 2 dividing 32 * chunk (chunks rows apart: the rank-6
     # pattern's case), of 56 padded to 64 (PADDED_ROWS: lanes past a row's end and warps past the
     # end run nothing) -- 2 full tiles and a partial one (consecutive elements again, but padded) --
@@ -683,7 +683,7 @@ def test_lane_chunks_every_operand_kind(shape, dtype, backends):
         assert (True in took) == lanes, took
 
 
-# ---- store paths (kernels/indexing.cuh Path): benchmarks/write_only.py's variants write the same values ----
+# ---- store paths (kernels/launch.cuh Path): benchmarks/write_only.py's variants write the same values ----
 
 STORE_PATHS = [Path(stream=True, store=8, span=3), Path(threads=128, span=2, ept=4),
                Path(threads=512, chunk=8, store=8, ept=16), Path(store=4, chunk=4)]

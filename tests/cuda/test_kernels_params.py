@@ -220,7 +220,7 @@ def test_variadic_general_launches_take_8_elements_a_thread_for_few_inputs_of_2_
 
 @pytest.mark.parametrize("blocks", [(1, 1), (3, 7), (2**16 + 1, 2**15 - 3), (2**31 - 1, 1)])
 def test_shared_tile_dividers_give_each_tiles_coordinates(blocks):
-    # gpubcast/kernels/indexing.cuh for_each_shared_tile: tile -> (o, rb, cb) by the packed dividers
+    # gpubcast/kernels/shared_tiles.cuh for_each_shared_tile: tile -> (o, rb, cb) by the packed dividers
     # ((mulhi(n, magic) + n) >> shift, 32-bit), as division gives them, for tiles up to 2**31 - 1
     blob = launch.pack_calc((4, 5), ((5, 1), (1, 4)), 32, (), 0, blocks)
     grid = np.frombuffer(blob[-24:], np.uint32).reshape(2, 3).astype(np.uint64)

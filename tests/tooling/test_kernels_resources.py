@@ -203,7 +203,7 @@ def test_cli_prints_the_table_and_rejects_virtual_archs(monkeypatch):
 @needs_tools
 def test_strided_path_counts_the_dims_loop_once_per_dim():
     # the 64-bit path keeps a loop over dims; the 32-bit path's offset calculation is unrolled
-    # (gpubcast/kernels/indexing.cuh UNROLLED_LOCATE): its row loops, holding several divisions, are no dims loops
+    # (gpubcast/kernels/offsets.cuh UNROLLED_LOCATE): its row loops, holding several divisions, are no dims loops
     k = HOT["add f32 general32"]
     _, symbol, _, _, sass = cubins.listings(k.family, k.name, "sm_90")
     instrs, labels, predicated = res.sass_functions(sass)[symbol]
