@@ -70,7 +70,10 @@ def _binary(op: ops.Op):
                  "backend: 'numpy' | 'numba' | 'cuda' to force one; by default where the inputs live.\n"
                  "Raises BroadcastError (a ValueError) when the shapes do not fit the rule, TypeError\n"
                  "for a dtype combination NumPy 2 rejects.")
-    return f
+    def declined(out, x1, x2):   # the default call the compiled path did not answer: f's general path
+        return apply(op, (x1, x2), rule="numpy", axis=-1, out=out, dtype=None, backend=None, table=by_rule["numpy"])
+
+    return compiled_calls.function(f, declined, by_rule["numpy"], 2)
 
 
 #: the binary ops with a NumPy-style function (div_trunc is ONNX/OpenVINO's; prelu is written out)
@@ -101,7 +104,10 @@ def _unary(op: ops.Op):
                  "out: array to write into (same_kind casting). dtype: the output (loop) dtype.\n"
                  "backend: 'numpy' | 'numba' | 'cuda' to force one; by default where the input lives.\n"
                  "Raises TypeError for a dtype the op does not accept (as NumPy 2's ufunc).")
-    return f
+    def declined(out, x):   # the default call the compiled path did not answer: f's general path
+        return apply(op, (x,), out=out, dtype=None, backend=None, table=default)
+
+    return compiled_calls.function(f, declined, default, 1)
 
 
 #: the unary ops with a NumPy-style function of that name (cast is written out)
@@ -393,7 +399,15 @@ def _activation(op: ops.Op, params):
                  + "Float types compute in float64 and round once.  out / dtype / backend: as every function.\n"
                  "Raises TypeError for non-float inputs of one common type (e.g. integer x with integer\n"
                  "parameters), BroadcastError for a parameter that does not fit x.")
-    return f
+    if len(defaults) > 2:   # more operands than the compiled hot path takes
+        return f
+
+    default = tables[None, None]
+
+    def declined(out, x, *values):   # the default call the compiled path did not answer: f's general path
+        return apply(op, (x, *values), rule=rule, out=out, dtype=None, backend=None, table=default)
+
+    return compiled_calls.function(f, declined, default, 1, extra=tuple(defaults), positional_out=False)
 
 
 #: the activations with a NumPy-style function (``gelu`` is written out: its ``approximate=``)
@@ -423,6 +437,10 @@ def gelu(x, /, approximate="none", out=None, *, dtype=None, backend=None):
 
 
 _GELU_TABLES = OptionTables("gelu")
+_GELU_DEFAULT = _GELU_TABLES["gelu", None, None]
+gelu = compiled_calls.function(
+    gelu, lambda out, x: apply(ops.get("gelu"), (x,), out=out, dtype=None, backend=None, table=_GELU_DEFAULT),
+    _GELU_DEFAULT, 1, positional_out=False)
 
 
 #: the functions this module defines (``from gpubcast.api import *``: these and nothing else)

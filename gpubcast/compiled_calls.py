@@ -34,6 +34,7 @@ path, and a later call asks again).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.machinery
@@ -105,6 +106,35 @@ def clear() -> None:
     """Forget every entry (tests; a backend that changed)."""
     for table in list(_tables.values()):
         table.clear()
+
+
+def function(general, declined, table: Table, inputs: int, *, extra: tuple = (), positional_out: bool = True):
+    """``general`` (a public function) with its default call run from C first: ``inputs`` positional
+    operands, ``out=`` given (by name, or positionally after them with ``positional_out``) or not, and
+    no other argument run as ``call(table, out, *operands, *extra)``, or where C does not answer it as
+    ``declined(out, *operands, *extra)`` (``general``'s own general path for those options: the table
+    is not asked twice); any other call is ``general``'s (``hot_call.cpp``'s ``function``).  The object
+    carries ``general``'s name, docs and signature (``__wrapped__``).  ``general`` itself where the
+    package's built extension is not there (nothing is compiled at import time): its own Python hot
+    path serves then."""
+    if not _prebuilt():
+        return general
+    fn = module.function(general, declined, table, inputs, tuple(extra), positional_out)
+    functools.update_wrapper(fn, general)
+    return fn
+
+
+def _prebuilt() -> bool:
+    """Whether the compiled module is loaded, or is the package's built extension of this source (then
+    loaded now); never builds."""
+    if _state["tried"] or not enabled():
+        return module is not None
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest() if SOURCE.is_file() else None
+    try:
+        built = importlib.import_module(EXTENSION)
+    except ImportError:
+        return False
+    return (digest is None or built.SOURCE_SHA256 == digest) and load()
 
 
 def load() -> bool:

@@ -25,12 +25,18 @@
  *       or the driver rejects the operands (misaligned, out= partially overlapping an input).
  *       A call with an operand that has no key here (a device array) goes to the fallback installed
  *       through ``api`` (cuda_launch.cpp's, for the same table), else is None.
+ *   function(general, declined, table, inputs, extra, positional_out) -> a callable
+ *       A public function (api.py's gb.add, gb.tanh, ...) whose default call -- `inputs` positional
+ *       operands, out= or not, nothing else -- is call(table, out, *operands, *extra) with no Python
+ *       frame, else declined(out, *operands, *extra); every other call is general(*args, **kwargs).
  *   SOURCE_SHA256: str
  *       The SHA-256 of this file's text when it was built (GB_SOURCE_SHA256, defined by setup.py and
  *       compiled_calls): compiled_calls loads no module built from another text.
  *   api: a capsule ``gpubcast.hot_call.api`` (HotCallApi): this code's scalar conversion, and where
  *       the fallback is installed.
  * Invariant: a call this code answers gets exactly the result the general path would give it.
+ * One file over 600 lines by design: one extension module whose entries, public functions and pool
+ * share its static state (the fallback, the pool) and its build digest (SOURCE_SHA256).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -553,6 +559,146 @@ done:
     return result;
 }
 
+/* ---- functions: a public function whose default call runs from C --------------------------------
+ * function(general, declined, table, inputs, extra, positional_out) -> a callable: a call of `inputs`
+ * positional operands, out= given (by name, or positionally after them with positional_out) or not,
+ * and no other argument, is call(table, out, x1..., *extra), or where `call` does not answer it,
+ * declined(out, x1..., *extra) (the general path of the default options, asked once); any other call
+ * is general(*args, **kwargs) with the arguments as passed.  So the default call of gb.add runs with
+ * no Python frame between the caller and the driver. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *general;      /* the Python function: the contract and every other call */
+    PyObject *declined;     /* declined(out, *operands): a default call `call` did not answer */
+    PyObject *table;        /* the default options' entries (a dict) */
+    PyObject *extra;        /* a tuple of operands after the inputs (an activation's default parameters) */
+    PyObject *dict;         /* __name__, __doc__, __wrapped__, ... (functools.update_wrapper) */
+    int nin, positional_out;
+} Function;
+
+static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Function *f = (Function *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    Py_ssize_t ne = PyTuple_GET_SIZE(f->extra);
+    PyObject *out = Py_None;
+    int mine = (nargs == f->nin || (f->positional_out && nargs == f->nin + 1)) && nkw <= 1
+               && f->nin + ne <= MAX_IN;
+    if (mine && nargs > f->nin) {
+        if (nkw) mine = 0;            /* out twice: general's error */
+        else out = args[f->nin];
+    }
+    if (mine && nkw) {
+        mine = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") == 0;
+        out = args[nargs];
+    }
+    if (mine) {
+        PyObject *ops[2 + MAX_IN];
+        Py_ssize_t n = 0;
+        ops[n++] = f->table;
+        ops[n++] = out;
+        for (Py_ssize_t i = 0; i < f->nin; i++) ops[n++] = args[i];
+        for (Py_ssize_t i = 0; i < ne; i++) ops[n++] = PyTuple_GET_ITEM(f->extra, i);
+        PyObject *r = call(NULL, ops, n);
+        if (r != Py_None) return r;   /* the result, or NULL: raised */
+        Py_DECREF(r);
+        return PyObject_Vectorcall(f->declined, ops + 1, n - 1, NULL);
+    }
+    return PyObject_Vectorcall(f->general, args, nargsf, kwnames);
+}
+
+static int function_traverse(PyObject *self, visitproc visit, void *arg) {
+    Function *f = (Function *)self;
+    Py_VISIT(f->general); Py_VISIT(f->declined); Py_VISIT(f->table); Py_VISIT(f->extra); Py_VISIT(f->dict);
+    return 0;
+}
+
+static int function_clear(PyObject *self) {
+    Function *f = (Function *)self;
+    Py_CLEAR(f->general); Py_CLEAR(f->declined); Py_CLEAR(f->table); Py_CLEAR(f->extra); Py_CLEAR(f->dict);
+    return 0;
+}
+
+static void function_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    function_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *function_repr(PyObject *self) {
+    PyObject *name = PyObject_GetAttrString(self, "__qualname__");
+    if (!name) { PyErr_Clear(); return PyUnicode_FromFormat("<gpubcast function at %p>", self); }
+    PyObject *r = PyUnicode_FromFormat("<gpubcast function %U>", name);
+    Py_DECREF(name);
+    return r;
+}
+
+/* Not bound as a method when it is a class attribute, as a built-in function (and inspect's "routine"). */
+static PyObject *function_get(PyObject *self, PyObject *obj, PyObject *type) {
+    Py_INCREF(self);
+    return self;
+}
+
+/* pickled by reference, as a function: its module's attribute of its __qualname__ */
+static PyObject *function_reduce(PyObject *self, PyObject *unused) {
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef function_methods[] = {
+    {"__reduce__", function_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef function_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject FunctionType = {PyVarObject_HEAD_INIT(NULL, 0)};
+
+static PyObject *function(PyObject *self, PyObject *args) {
+    PyObject *general, *declined, *table, *extra;
+    int nin, positional_out;
+    if (!PyArg_ParseTuple(args, "OOO!iO!p", &general, &declined, &PyDict_Type, &table, &nin, &PyTuple_Type,
+                          &extra, &positional_out))
+        return NULL;
+    if (!PyCallable_Check(general) || !PyCallable_Check(declined) || nin < 1
+            || nin + PyTuple_GET_SIZE(extra) > MAX_IN) {
+        PyErr_SetString(PyExc_ValueError, "function(general, declined, table, inputs, extra, positional_out): "
+                        "callables, 1..MAX_IN operands");
+        return NULL;
+    }
+    Function *f = PyObject_GC_New(Function, &FunctionType);
+    if (!f) return NULL;
+    f->vectorcall = function_vectorcall;
+    Py_INCREF(general); f->general = general;
+    Py_INCREF(declined); f->declined = declined;
+    Py_INCREF(table); f->table = table;
+    Py_INCREF(extra); f->extra = extra;
+    f->dict = NULL;
+    f->nin = nin; f->positional_out = positional_out;
+    PyObject_GC_Track((PyObject *)f);
+    return (PyObject *)f;
+}
+
+static int function_type_ready(void) {
+    FunctionType.tp_name = "gpubcast.native.hot_call.Function";
+    FunctionType.tp_basicsize = sizeof(Function);
+    FunctionType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+    FunctionType.tp_doc = "A gpubcast function: its default call runs in C (hot_call.cpp, function)";
+    FunctionType.tp_vectorcall_offset = offsetof(Function, vectorcall);
+    FunctionType.tp_call = PyVectorcall_Call;
+    FunctionType.tp_dictoffset = offsetof(Function, dict);
+    FunctionType.tp_traverse = function_traverse;
+    FunctionType.tp_clear = function_clear;
+    FunctionType.tp_dealloc = function_dealloc;
+    FunctionType.tp_repr = function_repr;
+    FunctionType.tp_descr_get = function_get;
+    FunctionType.tp_methods = function_methods;
+    FunctionType.tp_getset = function_getset;
+    return PyType_Ready(&FunctionType);
+}
+
 /* drive_parallel(chunk, check, row, operand addresses' address, meta address, chunks) -> status, from
  * Python (the runners and the general path of parallel sizes); the GIL is released meanwhile. */
 static PyObject *py_drive_parallel(PyObject *self, PyObject *args) {
@@ -586,6 +732,7 @@ static PyMethodDef methods[] = {
     {"key", (PyCFunction)(void (*)(void))key, METH_FASTCALL, "the signature of (out, *inputs), or None"},
     {"entry", entry, METH_VARARGS, "an entry: (driver, row, meta, slots, out_dtype, out_shape, keep)"},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "table's entry for (out, *inputs), run; or None"},
+    {"function", function, METH_VARARGS, "(general, declined, table, inputs, extra, positional_out): a public function"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -597,6 +744,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gpubcast.native.hot_
 
 PyMODINIT_FUNC PyInit_hot_call(void) {
     import_array();
+    if (function_type_ready() < 0) return NULL;
     static int registered = 0;
     if (!registered && pthread_atfork(nullptr, nullptr, pool_after_fork_in_child) == 0) registered = 1;
     PyObject *m = PyModule_Create(&module);

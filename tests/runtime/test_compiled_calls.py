@@ -7,7 +7,9 @@ thread while the others take the Python hot path, and never left behind in a tem
 
 import importlib
 import importlib.util
+import inspect
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -422,3 +424,74 @@ def test_calls_c_declines_hold_no_reference_they_did_not_take():
         gb.add(x, 1e300)                      # beyond float32: the general path converts it
         gb.add(misaligned, b)                 # the driver rejects it: the general path stages it
     assert [sys.getrefcount(a) for a in (x, b, ro, misaligned)] == before
+
+
+def _built():
+    if importlib.util.find_spec(compiled_calls.EXTENSION) is None:
+        pytest.skip("this source tree was not built (make install builds gpubcast.native.hot_call)")
+
+
+PUBLIC = (gb.add, gb.less, gb.tanh, gb.negative, gb.relu, gb.elu, gb.leaky_relu, gb.gelu)
+
+
+@pytest.mark.parametrize("f", PUBLIC, ids=lambda f: f.__name__)
+def test_a_public_function_is_the_extensions_object_with_the_python_functions_contract(f):
+    """The default call of gb.add & co. runs from C with no Python frame (hot_call.cpp's ``function``);
+    the object still says what the Python function says: name, docs, signature, pickling by name, and
+    no binding as a method."""
+    _built()
+    general = f.__wrapped__
+    assert type(f).__name__ == "Function" and callable(general) and type(general).__name__ == "function"
+    assert (f.__name__, f.__qualname__, f.__module__, f.__doc__) == (
+        general.__name__, general.__qualname__, general.__module__, general.__doc__)
+    assert inspect.signature(f) == inspect.signature(general) and inspect.isroutine(f)
+    assert pickle.loads(pickle.dumps(f)) is f and f.__name__ in repr(f)
+
+    class Holder:
+        fn = f
+    x = ARRAYS["f32"]
+    args = (x, x) if f in (gb.add, gb.less) else (x,)
+    _same(Holder().fn(*args), general(*args))
+
+
+def test_the_default_call_of_each_form_is_served_by_c_and_every_other_call_by_the_python_function(only_compiled):
+    _built()
+    x, b = ARRAYS["f32"], np.arange(8, dtype=np.float32)
+    o = np.empty_like(x)
+    calls = [(gb.add, (x, b), {}), (gb.add, (x, b, o), {}), (gb.add, (x, b), {"out": o}), (gb.add, (x, 2.5), {}),
+             (gb.tanh, (x,), {}), (gb.tanh, (x, o), {}), (gb.elu, (x,), {}), (gb.leaky_relu, (x,), {"out": o}),
+             (gb.gelu, (x,), {})]
+    want = [np.array(f.__wrapped__(*a, **k), copy=True) for f, a, k in calls]   # the Python functions' answers
+    for f, a, k in calls:
+        _warm(f, *a, **k)
+    only_compiled()
+    for (f, a, k), w in zip(calls, want):
+        got = f(*a, **k)
+        _same(got, w)
+        assert (got is o) == ("out" in k or any(y is o for y in a))
+
+
+def test_calls_beyond_the_default_take_the_python_function_with_its_values_and_errors():
+    _built()
+    x, c = ARRAYS["f32"], np.arange(4, dtype=np.float32)
+    o = np.empty_like(x)
+    _warm(gb.add, x, x)
+    _warm(gb.elu, x)
+    _same(gb.add(x, c, broadcast="pdpd", axis=0), x + c[:, None])
+    # an activation's positional arguments are its parameters, never out=
+    np.testing.assert_allclose(gb.elu(x, 0.5), np.where(x > 0, x, 0.5 * np.expm1(x)), rtol=1e-6)
+    np.testing.assert_allclose(gb.gelu(x, "tanh"), gb.gelu.__wrapped__(x, approximate="tanh"), rtol=0)
+    for call, message in ((lambda: gb.add(x, x, o, out=o), "multiple values for argument 'out'"),
+                          (lambda: gb.add(x), "missing 1 required positional argument"),
+                          (lambda: gb.add(x, x, o, o), "positional argument"),
+                          (lambda: gb.tanh(x, o, o), "positional argument"),
+                          (lambda: gb.elu(x, 0.5, o), "elu\\(\\) takes x and at most 1 parameter"),
+                          (lambda: gb.add(x, x, outt=o), "unexpected keyword argument 'outt'")):
+        with pytest.raises(TypeError, match=message):
+            call()
+
+
+def test_without_the_compiled_path_the_public_functions_are_the_python_functions():
+    done = _python("import gpubcast as gb\nprint(type(gb.add).__name__, type(gb.tanh).__name__)\n",
+                   GPUBCAST_COMPILED_CALLS="0")
+    assert done.returncode == 0 and done.stdout.split() == ["function", "function"], done.stderr
