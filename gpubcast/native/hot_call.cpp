@@ -2,6 +2,7 @@
  * serial driver, without Python in between: the extension module gpubcast.native.hot_call, built by
  * setup.py with the package (a source tree that was not built: by gpubcast/compiled_calls.py at run
  * time); compiled_calls loads it.
+ * Whole though over 600 lines: setup.py builds an extension module from its one .cpp, whose SHA-256 tells a stale build.
  *
  * Contract:
  *   key(out, x1[, x2[, x3]]) -> bytes | None
