@@ -237,17 +237,17 @@ def test_a_step_without_a_cuda_kernel_is_the_unfused_error(cupy):
 
 
 def test_random_chains_fused_equal_unfused_on_cuda(cupy, launched):
-    """Random chains (test_fusion.chains): where the unfused CUDA chain refuses (a type or overflow
+    """Random chains (tests.support.fused_chains): where the unfused CUDA chain refuses (a type or overflow
     error) the fused call refuses with the same error type; otherwise bit-equal results."""
     from hypothesis import given, settings
-    from test_fusion import _program, chains
+    from tests.support.fused_chains import chains, program
     compared = []
 
     @settings(max_examples=12, deadline=None)
     @given(chains())
     def check(chain):
         args, steps = chain
-        f = _program(steps)
+        f = program(steps)
         dev = [cupy.asarray(a) for a in args]
         try:
             with warnings.catch_warnings():

@@ -6,6 +6,7 @@
 ``math_cases``     the math functions' sweeps with special values, distances in ulps
 ``float32_cases``  the float32-lane functions, their float64 references and error in ulps
 ``naive_rules``    each rule set written the naive way: the planner's oracle
+``fused_chains``   random fused programs and their unfused oracle
 ``sampling``       which cases ``make test`` runs and which only ``make test-all`` (``slow``)
 
 ``ROOT`` is the repository's folder.
