@@ -252,7 +252,9 @@ class Cast(NamedTuple):
 class Native(NamedTuple):
     """What a runner runs, described to C: ``driver(row, p0..p3, meta)`` (0: NumPy's cast), or with
     ``variadic`` ``driver(row, operand addresses, meta)``; with ``chunks`` > 0, the walk's chunks run
-    on the thread pool instead (``chunk`` the chunk runner, ``check`` the operands' check)."""
+    on the thread pool instead (``chunk`` the chunk runner, ``check`` the operands' check).  A call's
+    new output is ``allocate(shape, dtype)``'s (the host pool's, for large outputs), or with None
+    NumPy's ``empty`` in C."""
     driver: int
     row: int
     meta: int
@@ -260,6 +262,7 @@ class Native(NamedTuple):
     chunk: int = 0
     check: int = 0
     chunks: int = 0
+    allocate: object = None
 
 
 def register(table: dict, out, inputs, native: Native, slots, out_dtype, out_shape, keep,
@@ -294,7 +297,7 @@ def register(table: dict, out, inputs, native: Native, slots, out_dtype, out_sha
     dtypes = tuple(x.dtype for x in (out, *inputs) if isinstance(x, np.ndarray))  # the key's dtype objects
     e = _entry(native.driver, native.row, native.meta, tuple(codes), np.dtype(out_dtype), tuple(out_shape),
                (keep, dtypes), native.variadic, tuple(casts) if any(c is not None for c in casts) else None,
-               cast_out, native.chunk, native.check, native.chunks)
+               cast_out, native.chunk, native.check, native.chunks, native.allocate)
     if len(table) >= MAX_ENTRIES and k not in table:
         table.clear()
     table[k] = e

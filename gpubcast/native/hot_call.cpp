@@ -9,7 +9,8 @@
  *       The call's signature: per operand (out first) its kind, and for an array its dtype object
  *       (by identity), ndim, shape and strides; for a scalar its Python type.  None when an operand
  *       is neither an exact numpy.ndarray nor a bool/int/float/complex/NumPy scalar (nor out None).
- *   entry(driver, row, meta, slots, out_dtype, out_shape, keep[, variadic, casts, cast_out]) -> capsule
+ *   entry(driver, row, meta, slots, out_dtype, out_shape, keep[, variadic, casts, cast_out, chunk, check,
+ *         chunks, allocate]) -> capsule
  *       What the call runs: the serial driver ``int64 driver(row, p0, p1, p2, p3, meta)`` (driver 0:
  *       NumPy's own cast, ``copyto(out, x, casting='unsafe')``), or with ``variadic`` the serial
  *       driver of any number of operands ``int64 driver(row, operand addresses, meta)``; a scalar
@@ -18,7 +19,8 @@
  *       conversion into a new array laid out as the input: ``numpy.asarray(x, dtype)``); with
  *       ``cast_out``, the result computed into a new array, then converted into out= (NumPy's
  *       ``copyto(out, result, casting='unsafe')``); the output's dtype and shape; ``keep`` holds
- *       what the addresses point into and the dtype objects of the key.
+ *       what the addresses point into and the dtype objects of the key; ``allocate`` (or None:
+ *       NumPy's empty) makes a call's new output as ``allocate(shape, dtype)`` (the host pool's).
  *   call(table, out, x1, ..., xn) -> result | None       (table: a dict, or a subclass; n <= MAX_IN)
  *       table[key(...)]'s entry run on these operands; None (nothing computed, nothing raised) when
  *       the key is not in ``table``, a scalar's value is not one this code converts exactly as
@@ -255,6 +257,8 @@ typedef struct {
     int out_ndim;
     npy_intp out_shape[NPY_MAXDIMS];
     PyObject *keep;
+    PyObject *allocate;            /* allocate(shape, dtype): a new output (the host pool's), or NULL: NumPy's */
+    PyObject *allocate_args;       /* (shape, dtype) */
 } Entry;
 
 typedef union { double f64; float f32; int64_t i64; uint64_t u64; int32_t i32; uint32_t u32; int16_t i16;
@@ -387,6 +391,8 @@ static HotCallApi api = {1, convert_any, &fallback};
 static void entry_release(Entry *e) {
     Py_XDECREF(e->out_dtype);
     Py_XDECREF(e->keep);
+    Py_XDECREF(e->allocate);
+    Py_XDECREF(e->allocate_args);
     for (int i = 0; i < MAX_IN; i++) Py_XDECREF(e->casts[i]);
     PyMem_Free(e);
 }
@@ -398,13 +404,13 @@ static void entry_free(PyObject *capsule) {
 
 static PyObject *entry(PyObject *self, PyObject *args) {
     long long driver, row, meta;
-    PyObject *slots, *out_shape, *keep, *casts = Py_None;
+    PyObject *slots, *out_shape, *keep, *casts = Py_None, *allocate = Py_None;
     PyArray_Descr *out_dtype;
     int variadic = 0, cast_out = 0;
     long long chunk = 0, check = 0, chunks = 0;
-    if (!PyArg_ParseTuple(args, "LLLO!O&O!O|pOpLLL", &driver, &row, &meta, &PyTuple_Type, &slots,
+    if (!PyArg_ParseTuple(args, "LLLO!O&O!O|pOpLLLO", &driver, &row, &meta, &PyTuple_Type, &slots,
                           PyArray_DescrConverter, &out_dtype, &PyTuple_Type, &out_shape, &keep, &variadic,
-                          &casts, &cast_out, &chunk, &check, &chunks))
+                          &casts, &cast_out, &chunk, &check, &chunks, &allocate))
         return NULL;
     if (chunks && (!chunk || !check)) {
         Py_DECREF(out_dtype);
@@ -436,6 +442,10 @@ static PyObject *entry(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < nd; i++) e->out_shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(out_shape, i));
     e->out_ndim = (int)nd;
+    if (allocate != Py_None) {
+        Py_INCREF(allocate); e->allocate = allocate;
+        e->allocate_args = PyTuple_Pack(2, out_shape, (PyObject *)out_dtype);
+    }
     if (PyErr_Occurred()) { entry_release(e); return NULL; }
     PyObject *capsule = PyCapsule_New(e, CAPSULE, entry_free);
     if (!capsule) entry_release(e);
@@ -467,6 +477,17 @@ static int may_overlap(PyArrayObject *a, PyArrayObject *b) {
 }
 
 static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs);
+
+/* Whether an allocator's array is the output the entry's plan writes: a writable, aligned,
+ * C-contiguous ndarray of its dtype and shape. */
+static int fits(PyArrayObject *a, const Entry *e) {
+    if (!PyArray_Check(a) || PyArray_NDIM(a) != e->out_ndim || !PyArray_EquivTypes(PyArray_DESCR(a), e->out_dtype)
+            || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISWRITEABLE(a) || !PyArray_ISALIGNED(a))
+        return 0;
+    for (int d = 0; d < e->out_ndim; d++)
+        if (PyArray_DIM(a, d) != e->out_shape[d]) return 0;
+    return 1;
+}
 
 static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int64_t buf[KEY_SLOTS];
@@ -518,7 +539,11 @@ static PyObject *run(Entry *e, PyObject *const *args, Py_ssize_t nargs) {
         out = (PyArrayObject *)args[1];
         Py_INCREF(out);                    /* a reference of this call's own: done releases it */
     }
-    if (!out || e->cast_out) {
+    if ((!out || e->cast_out) && e->allocate) {
+        into = (PyArrayObject *)PyObject_Call(e->allocate, e->allocate_args, NULL);
+        if (!into) goto done;
+        if (!fits(into, e)) { result = Py_None; goto done; }   /* not the array the plan writes: the general path */
+    } else if (!out || e->cast_out) {
         Py_INCREF(e->out_dtype);
         into = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, e->out_dtype, e->out_ndim, e->out_shape,
                                                      NULL, NULL, 0, NULL);

@@ -20,6 +20,7 @@ import pytest
 
 import gpubcast as gb
 from gpubcast import api, backends, compiled_calls
+from gpubcast.plan import plan as make_plan
 
 from tests.support import ROOT
 
@@ -495,3 +496,49 @@ def test_without_the_compiled_path_the_public_functions_are_the_python_functions
     done = _python("import gpubcast as gb\nprint(type(gb.add).__name__, type(gb.tanh).__name__)\n",
                    GPUBCAST_COMPILED_CALLS="0")
     assert done.returncode == 0 and done.stdout.split() == ["function", "function"], done.stderr
+
+
+@pytest.mark.parametrize("threads", ["pool", "serial"])
+def test_large_outputs_are_served_by_c_from_the_host_pool(only_compiled, monkeypatch, threads):
+    """An output of >= host_pool.MIN_BYTES comes from the host pool (its allocator, called from C):
+    such calls take the compiled path too, with out= or without, serial or on the thread pool."""
+    from gpubcast import host_pool
+    from gpubcast.backends.numba import backend as numba_backend
+    if threads == "serial":
+        monkeypatch.setattr(numba_backend.Spec, "parallel", lambda self, size: False)
+    gb.compiled_calls.clear()
+    n = host_pool.MIN_BYTES // 4 + 64
+    x, y = np.linspace(-1, 1, n, dtype=np.float32), np.linspace(2, 3, n, dtype=np.float32)
+    o = np.empty_like(x)
+    _warm(gb.multiply, x, y)
+    _warm(gb.multiply, x, y, out=o)
+    _warm(gb.cast, x, np.float64)
+    only_compiled()
+    got = gb.multiply(x, y)
+    assert host_pool.is_pooled(got)
+    _same(got, x * y)
+    assert gb.multiply(x, y, out=o) is o
+    _same(o, x * y)
+    wide = gb.cast(x, np.float64)
+    assert host_pool.is_pooled(wide)
+    _same(wide, x.astype(np.float64))
+
+
+def test_an_allocator_whose_array_does_not_fit_the_plan_sends_the_call_to_the_general_path():
+    """C checks the allocator's array (dtype, shape, C order, writable, aligned) before a driver
+    writes it; a misfit is the general path's call, never a write out of bounds."""
+    x = ARRAYS["f32"]
+    table = compiled_calls.table_for("test misfit")
+    runner = backends.get("numba").prepare(gb.ops.get("negative"), make_plan(x), (x.dtype,), x.dtype)
+    for wrong in (lambda shape, dtype: np.empty(shape[::-1], dtype),
+                  lambda shape, dtype: np.empty(shape, np.float64),
+                  lambda shape, dtype: np.empty(shape, dtype, order="F"),
+                  lambda shape, dtype: np.empty(shape, dtype)[::1, ::-1]):
+        table.clear()
+        assert compiled_calls.register(table, None, (x,), runner.native._replace(allocate=wrong), (None,), x.dtype,
+                                       x.shape, runner.keep)
+        assert compiled_calls.call(table, None, x) is None
+    table.clear()
+    assert compiled_calls.register(table, None, (x,), runner.native._replace(allocate=lambda s, d: np.empty(s, d)),
+                                   (None,), x.dtype, x.shape, runner.keep)
+    _same(compiled_calls.call(table, None, x), -x)

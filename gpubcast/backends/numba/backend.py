@@ -336,8 +336,8 @@ class NumbaBackend(HostArrays):
                 st = drivers.drive_n(row, ptrs, meta)
             return None if st else out
         runner.keep = (meta, spec)
-        if empty is np.empty and nops <= drivers.MAX_SERIAL_N:   # described to compiled_calls
-            runner.native = _native(spec.row, meta, parallel, True)
+        if nops <= drivers.MAX_SERIAL_N:   # described to compiled_calls
+            runner.native = _native(spec.row, meta, parallel, True, empty)
         return runner
 
     def _runner(self, spec, p, out_dtype, n_in):
@@ -361,8 +361,7 @@ class NumbaBackend(HostArrays):
                     return None if serial(row, *addrs, *[0] * (4 - len(addrs)), meta) else out
                 return None if _drive_parallel(row, addrs, meta) else out
             runner.keep = (meta, spec)
-            if empty is np.empty:   # described to compiled_calls (its entry runs the walk on the pool)
-                runner.native = _native(row, meta, True, True)
+            runner.native = _native(row, meta, True, True, empty)   # for compiled_calls: the walk on the pool
             return runner
         meta = meta.copy()  # this runner's: with the addresses of its row function and driver
         meta[H_ROW], meta[H_DRIVER] = row, drivers.driver_address()
@@ -388,8 +387,8 @@ class NumbaBackend(HostArrays):
                     return None
                 return out
         runner.keep = (meta, spec)  # the arrays and compiled code at the addresses the runner uses
-        if size and empty is np.empty:  # the same call for the compiled hot path (compiled_calls)
-            runner.native = compiled_calls.Native(int(meta[H_DRIVER]), int(meta[H_ROW]), mp)
+        if size:  # the same call for the compiled hot path (compiled_calls)
+            runner.native = compiled_calls.Native(int(meta[H_DRIVER]), int(meta[H_ROW]), mp, allocate=_allocator(empty))
         return runner
 
 
@@ -407,8 +406,7 @@ def _cast_runner(p, out_dtype):
             return None
         np.copyto(out, x, casting="unsafe")
         return out
-    if empty is np.empty:
-        runner.native = compiled_calls.Native(0, 0, 0)   # compiled_calls: driver 0 is NumPy's cast
+    runner.native = compiled_calls.Native(0, 0, 0, allocate=_allocator(empty))   # driver 0: NumPy's cast
     return runner
 
 
@@ -417,12 +415,20 @@ def _threads_usable() -> bool:
     return not _FORKED_FROM_OMP and numba.get_num_threads() > 1
 
 
-def _native(row, meta, parallel: bool, variadic: bool):
+def _allocator(empty):
+    """A runner's output allocator as ``compiled_calls.Native`` takes it: None for NumPy's own."""
+    return None if empty is np.empty else empty
+
+
+def _native(row, meta, parallel: bool, variadic: bool, empty):
     """A runner's description to ``compiled_calls``: the serial driver of many operands, or the walk on
-    the thread pool (None where there is no pool: that runner stays Python's)."""
+    the thread pool (None where there is no pool: that runner stays Python's); new outputs from ``empty``."""
     if not parallel:
-        return compiled_calls.Native(drivers.driver_n_address(), row, meta.ctypes.data, variadic)
-    return pool.native(row, meta, numba.get_num_threads()) if pool.available() else None
+        return compiled_calls.Native(drivers.driver_n_address(), row, meta.ctypes.data, variadic,
+                                     allocate=_allocator(empty))
+    if not pool.available():
+        return None
+    return pool.native(row, meta, numba.get_num_threads())._replace(allocate=_allocator(empty))
 
 
 def _drive_parallel(row, addrs, meta):
