@@ -48,7 +48,11 @@ import weakref
 
 import numpy as np
 
-MIN_BYTES = 1 << 20                  # smaller outputs come from malloc's heap, without page faults
+#: smaller outputs come from numpy.empty: glibc's malloc raises its mmap threshold (up to 32 MiB on
+#: 64-bit) as blocks are freed and serves the next ones from its heap, already paged in, for less
+#: than the pool's bookkeeping (measured: 1-16 MiB, np.empty + write 1.00-0.78x the pool's time;
+#: 32 MiB, 1.47x: every new array of that size is a fresh mapping whose pages fault)
+MIN_BYTES = 32 << 20
 PAGE = 4096                          # blocks are whole pages: a block serves every request of its size
 
 

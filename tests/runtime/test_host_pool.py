@@ -19,7 +19,8 @@ import pytest
 import gpubcast as gb
 from gpubcast import host_pool
 
-BIG = (64, 1024, 8)                     # 2 MiB of float32: over host_pool.MIN_BYTES
+BIG = (64, 1024, 136)                   # 34 MiB of float32: over host_pool.MIN_BYTES
+BIG_BYTES = int(np.prod(BIG)) * 4
 pooled = host_pool.is_pooled
 
 
@@ -96,11 +97,11 @@ def test_fused_outputs_come_from_the_pool(pool):
 
 
 def test_the_limit_bounds_the_free_blocks_and_zero_turns_the_pool_off(pool):
-    pool.set_limit(3 << 20)                             # room for one 2 MiB block
+    pool.set_limit(BIG_BYTES * 3 // 2)                  # room for one BIG block
     outs = [gb.add(np.ones(BIG, np.float32), i) for i in range(3)]
     del outs
-    assert pool.n_free_blocks() == 1 and pool.free_bytes() == 2 << 20
-    pool.set_limit(1 << 20)                             # lowering the limit frees what is over it
+    assert pool.n_free_blocks() == 1 and pool.free_bytes() == BIG_BYTES
+    pool.set_limit(BIG_BYTES // 2)                      # lowering the limit frees what is over it
     assert pool.n_free_blocks() == 0 and pool.free_bytes() == 0
     pool.set_limit(0)
     out = gb.add(np.ones(BIG, np.float32), 1)
@@ -156,7 +157,7 @@ def test_an_output_freed_while_an_exception_unwinds_keeps_the_exception_and_retu
             raise KeyError("mine")
         for _ in range(20):
             try:
-                (gb.add(np.ones((64, 1024, 8), np.float32), 1), fail())
+                (gb.add(np.ones((64, 1024, 136), np.float32), 1), fail())
             except KeyError:
                 pass
         print(gb.host_memory_pool().n_free_blocks())
@@ -197,12 +198,12 @@ def test_pool_arrays_alive_at_interpreter_exit_are_harmless():
     # all meet interpreter shutdown, after the pool's module is torn down.
     run = _python("""
         import threading, time, numpy as np, gpubcast as gb
-        keep = gb.add(np.ones((64, 1024, 8), np.float32), 1)
-        cycle = [gb.add(np.ones((64, 1024, 8), np.float32), 2)]
+        keep = gb.add(np.ones((64, 1024, 136), np.float32), 1)
+        cycle = [gb.add(np.ones((64, 1024, 136), np.float32), 2)]
         cycle.append(cycle)
-        gb.add(np.ones((64, 1024, 8), np.float32), 3)   # freed at once: a free block
+        gb.add(np.ones((64, 1024, 136), np.float32), 3)   # freed at once: a free block
         def hold():
-            a = gb.add(np.ones((64, 1024, 8), np.float32), 4)
+            a = gb.add(np.ones((64, 1024, 136), np.float32), 4)
             time.sleep(60)
         threading.Thread(target=hold, daemon=True).start()
         time.sleep(0.2)
@@ -214,7 +215,7 @@ def test_pool_arrays_alive_at_interpreter_exit_are_harmless():
 
 def test_the_environment_sets_the_limit_and_rejects_nonsense():
     off = _python("import numpy as np, gpubcast as gb; "
-                  "print(gb.host_pool.is_pooled(gb.add(np.ones((64, 1024, 8), np.float32), 1)))",
+                  "print(gb.host_pool.is_pooled(gb.add(np.ones((64, 1024, 136), np.float32), 1)))",
                   GPUBCAST_HOST_POOL_LIMIT="0")
     assert off.returncode == 0 and off.stdout.strip() == "False", off.stderr
     bad = _python("import numpy as np, gpubcast as gb; print(gb.add(np.ones(3), 1)[0], "
@@ -228,7 +229,7 @@ def test_the_environment_sets_the_limit_and_rejects_nonsense():
 def test_a_forked_child_reuses_the_blocks_it_inherits():
     run = _python("""
         import os, numpy as np, gpubcast as gb
-        x = np.ones((64, 1024, 8), np.float32)
+        x = np.ones((64, 1024, 136), np.float32)
         gb.add(x, 1, backend="numpy")                    # freed at once: a free block
         pid = os.fork()
         if pid == 0:
@@ -365,7 +366,7 @@ def test_a_ctrl_c_pending_when_an_output_dies_reaches_the_caller_and_its_block_c
 def test_blocks_of_freed_outputs_beyond_the_limit_are_released_by_the_next_allocation(pool):
     # The pool takes blocks back at its next operation; an allocation of any size is one, so memory
     # the limit does not let it keep is freed there, not held until the next large output.
-    pool.set_limit(3 << 20)                             # room for one 2 MiB block
+    pool.set_limit(BIG_BYTES * 3 // 2)                  # room for one BIG block
     tracemalloc.start()
     try:
         x = np.ones(BIG, np.float32)
@@ -375,7 +376,7 @@ def test_blocks_of_freed_outputs_beyond_the_limit_are_released_by_the_next_alloc
         small = gb.add(np.ones(10, np.float32), 1)      # not from the pool, yet it takes the three blocks back
         assert held - _numpy_bytes() > 2 * x.nbytes - 4096                   # two of them freed (a page of slack)
         assert pool.n_free_blocks() == 1 and small[0] == 2
-        larger = gb.add(np.ones((2, *BIG), np.float32), 1)                   # 4 MiB: over the limit
+        larger = gb.add(np.ones((2, *BIG), np.float32), 1)                   # 2 BIG: over the limit
         assert not pooled(larger) and larger.flags.owndata
     finally:
         tracemalloc.stop()
