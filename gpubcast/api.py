@@ -73,7 +73,10 @@ def _binary(op: ops.Op):
     def declined(out, x1, x2):   # the default call the compiled path did not answer: f's general path
         return apply(op, (x1, x2), rule="numpy", axis=-1, out=out, dtype=None, backend=None, table=by_rule["numpy"])
 
-    return compiled_calls.function(f, declined, by_rule["numpy"], 2)
+    # one keyword option C takes: the table f would pick for it
+    options = {("broadcast", rule): table for rule, table in by_rule.items()}
+    options["backend", backends.DEFAULT_CPU] = by_rule["numpy"]
+    return compiled_calls.function(f, declined, by_rule["numpy"], 2, options=options)
 
 
 #: the binary ops with a NumPy-style function (div_trunc is ONNX/OpenVINO's; prelu is written out)
@@ -107,7 +110,7 @@ def _unary(op: ops.Op):
     def declined(out, x):   # the default call the compiled path did not answer: f's general path
         return apply(op, (x,), out=out, dtype=None, backend=None, table=default)
 
-    return compiled_calls.function(f, declined, default, 1)
+    return compiled_calls.function(f, declined, default, 1, options={("backend", backends.DEFAULT_CPU): default})
 
 
 #: the unary ops with a NumPy-style function of that name (cast is written out)
@@ -407,7 +410,8 @@ def _activation(op: ops.Op, params):
     def declined(out, x, *values):   # the default call the compiled path did not answer: f's general path
         return apply(op, (x, *values), rule=rule, out=out, dtype=None, backend=None, table=default)
 
-    return compiled_calls.function(f, declined, default, 1, extra=tuple(defaults), positional_out=False)
+    return compiled_calls.function(f, declined, default, 1, extra=tuple(defaults), positional_out=False,
+                                   options={("backend", backends.DEFAULT_CPU): default})
 
 
 #: the activations with a NumPy-style function (``gelu`` is written out: its ``approximate=``)

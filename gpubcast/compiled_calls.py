@@ -108,18 +108,22 @@ def clear() -> None:
         table.clear()
 
 
-def function(general, declined, table: Table, inputs: int, *, extra: tuple = (), positional_out: bool = True):
+def function(general, declined, table: Table, inputs: int, *, extra: tuple = (), positional_out: bool = True,
+             options: dict | None = None):
     """``general`` (a public function) with its default call run from C first: ``inputs`` positional
     operands, ``out=`` given (by name, or positionally after them with ``positional_out``) or not, and
     no other argument run as ``call(table, out, *operands, *extra)``, or where C does not answer it as
     ``declined(out, *operands, *extra)`` (``general``'s own general path for those options: the table
-    is not asked twice); any other call is ``general``'s (``hot_call.cpp``'s ``function``).  The object
+    is not asked twice).  ``options`` maps one keyword option, ``(name, value)``, to the table of calls
+    with it (``("backend", "numba")``, ``("broadcast", "none")``: what ``general`` would pick); such a
+    call that C does not answer is ``general``'s.  Any other call is ``general``'s (``hot_call.cpp``'s
+    ``function``).  The object
     carries ``general``'s name, docs and signature (``__wrapped__``).  ``general`` itself where the
     package's built extension is not there (nothing is compiled at import time): its own Python hot
     path serves then."""
     if not _prebuilt():
         return general
-    fn = module.function(general, declined, table, inputs, tuple(extra), positional_out)
+    fn = module.function(general, declined, table, inputs, tuple(extra), positional_out, options)
     functools.update_wrapper(fn, general)
     return fn
 

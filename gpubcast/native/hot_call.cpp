@@ -28,10 +28,12 @@
  *       or the driver rejects the operands (misaligned, out= partially overlapping an input).
  *       A call with an operand that has no key here (a device array) goes to the fallback installed
  *       through ``api`` (cuda_launch.cpp's, for the same table), else is None.
- *   function(general, declined, table, inputs, extra, positional_out) -> a callable
+ *   function(general, declined, table, inputs, extra, positional_out[, options]) -> a callable
  *       A public function (api.py's gb.add, gb.tanh, ...) whose default call -- `inputs` positional
  *       operands, out= or not, nothing else -- is call(table, out, *operands, *extra) with no Python
- *       frame, else declined(out, *operands, *extra); every other call is general(*args, **kwargs).
+ *       frame, else declined(out, *operands, *extra); one keyword option that `options` maps to a
+ *       table ({(name, value): table}, e.g. backend='numba', broadcast='none') takes that table; every
+ *       other call is general(*args, **kwargs).
  *   SOURCE_SHA256: str
  *       The SHA-256 of this file's text when it was built (GB_SOURCE_SHA256, defined by setup.py and
  *       compiled_calls): compiled_calls loads no module built from another text.
@@ -586,11 +588,12 @@ done:
 }
 
 /* ---- functions: a public function whose default call runs from C --------------------------------
- * function(general, declined, table, inputs, extra, positional_out) -> a callable: a call of `inputs`
- * positional operands, out= given (by name, or positionally after them with positional_out) or not,
- * and no other argument, is call(table, out, x1..., *extra), or where `call` does not answer it,
- * declined(out, x1..., *extra) (the general path of the default options, asked once); any other call
- * is general(*args, **kwargs) with the arguments as passed.  So the default call of gb.add runs with
+ * function(general, declined, table, inputs, extra, positional_out[, options]) -> a callable: a call of
+ * `inputs` positional operands, out= given (by name, or positionally after them with positional_out)
+ * or not, and no other argument, is call(table, out, x1..., *extra), or where `call` does not answer
+ * it, declined(out, x1..., *extra) (the general path of the default options, asked once); a call with
+ * one keyword option besides out= whose (name, value) `options` maps to a table is call(that table,
+ * ...), or where not answered general's; any other call is general(*args, **kwargs) as passed.  So the default call of gb.add runs with
  * no Python frame between the caller and the driver. */
 typedef struct {
     PyObject_HEAD
@@ -599,6 +602,7 @@ typedef struct {
     PyObject *declined;     /* declined(out, *operands): a default call `call` did not answer */
     PyObject *table;        /* the default options' entries (a dict) */
     PyObject *extra;        /* a tuple of operands after the inputs (an activation's default parameters) */
+    PyObject *options;      /* (name, value) of one keyword option -> its table (a dict), or None */
     PyObject *dict;         /* __name__, __doc__, __wrapped__, ... (functools.update_wrapper) */
     int nin, positional_out;
 } Function;
@@ -607,41 +611,53 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     Function *f = (Function *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     Py_ssize_t ne = PyTuple_GET_SIZE(f->extra);
-    PyObject *out = Py_None;
-    int mine = (nargs == f->nin || (f->positional_out && nargs == f->nin + 1)) && nkw <= 1
+    PyObject *out = Py_None, *table = f->table;
+    int option = 0;                   /* an option given: its table; a call C declines is general's */
+    int mine = (nargs == f->nin || (f->positional_out && nargs == f->nin + 1)) && nkw <= 2
                && f->nin + ne <= MAX_IN;
-    if (mine && nargs > f->nin) {
-        if (nkw) mine = 0;            /* out twice: general's error */
-        else out = args[f->nin];
-    }
-    if (mine && nkw) {
-        mine = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") == 0;
-        out = args[nargs];
+    if (mine && nargs > f->nin) out = args[f->nin];
+    for (Py_ssize_t i = 0; mine && i < nkw; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
+        if (PyUnicode_CompareWithASCIIString(name, "out") == 0) {
+            if (nargs > f->nin) mine = 0;           /* out twice: general's error */
+            else out = value;
+        } else if (option || f->options == Py_None) {
+            mine = 0;                               /* a second option: general's */
+        } else {
+            PyObject *key = PyTuple_Pack(2, name, value);
+            if (!key) return NULL;
+            table = PyDict_GetItemWithError(f->options, key);   /* borrowed: options holds it */
+            Py_DECREF(key);
+            if (!table) { PyErr_Clear(); mine = 0; }   /* no table for it (or unhashable): general's */
+            option = 1;
+        }
     }
     if (mine) {
         PyObject *ops[2 + MAX_IN];
         Py_ssize_t n = 0;
-        ops[n++] = f->table;
+        ops[n++] = table;
         ops[n++] = out;
         for (Py_ssize_t i = 0; i < f->nin; i++) ops[n++] = args[i];
         for (Py_ssize_t i = 0; i < ne; i++) ops[n++] = PyTuple_GET_ITEM(f->extra, i);
         PyObject *r = call(NULL, ops, n);
         if (r != Py_None) return r;   /* the result, or NULL: raised */
         Py_DECREF(r);
-        return PyObject_Vectorcall(f->declined, ops + 1, n - 1, NULL);
+        if (!option) return PyObject_Vectorcall(f->declined, ops + 1, n - 1, NULL);
     }
     return PyObject_Vectorcall(f->general, args, nargsf, kwnames);
 }
 
 static int function_traverse(PyObject *self, visitproc visit, void *arg) {
     Function *f = (Function *)self;
-    Py_VISIT(f->general); Py_VISIT(f->declined); Py_VISIT(f->table); Py_VISIT(f->extra); Py_VISIT(f->dict);
+    Py_VISIT(f->general); Py_VISIT(f->declined); Py_VISIT(f->table); Py_VISIT(f->extra); Py_VISIT(f->options);
+    Py_VISIT(f->dict);
     return 0;
 }
 
 static int function_clear(PyObject *self) {
     Function *f = (Function *)self;
-    Py_CLEAR(f->general); Py_CLEAR(f->declined); Py_CLEAR(f->table); Py_CLEAR(f->extra); Py_CLEAR(f->dict);
+    Py_CLEAR(f->general); Py_CLEAR(f->declined); Py_CLEAR(f->table); Py_CLEAR(f->extra); Py_CLEAR(f->options);
+    Py_CLEAR(f->dict);
     return 0;
 }
 
@@ -683,11 +699,15 @@ static PyGetSetDef function_getset[] = {
 static PyTypeObject FunctionType = {PyVarObject_HEAD_INIT(NULL, 0)};
 
 static PyObject *function(PyObject *self, PyObject *args) {
-    PyObject *general, *declined, *table, *extra;
+    PyObject *general, *declined, *table, *extra, *options = Py_None;
     int nin, positional_out;
-    if (!PyArg_ParseTuple(args, "OOO!iO!p", &general, &declined, &PyDict_Type, &table, &nin, &PyTuple_Type,
-                          &extra, &positional_out))
+    if (!PyArg_ParseTuple(args, "OOO!iO!p|O", &general, &declined, &PyDict_Type, &table, &nin, &PyTuple_Type,
+                          &extra, &positional_out, &options))
         return NULL;
+    if (options != Py_None && !PyDict_Check(options)) {
+        PyErr_SetString(PyExc_TypeError, "function: options is a dict or None");
+        return NULL;
+    }
     if (!PyCallable_Check(general) || !PyCallable_Check(declined) || nin < 1
             || nin + PyTuple_GET_SIZE(extra) > MAX_IN) {
         PyErr_SetString(PyExc_ValueError, "function(general, declined, table, inputs, extra, positional_out): "
@@ -701,6 +721,7 @@ static PyObject *function(PyObject *self, PyObject *args) {
     Py_INCREF(declined); f->declined = declined;
     Py_INCREF(table); f->table = table;
     Py_INCREF(extra); f->extra = extra;
+    Py_INCREF(options); f->options = options;
     f->dict = NULL;
     f->nin = nin; f->positional_out = positional_out;
     PyObject_GC_Track((PyObject *)f);
@@ -758,7 +779,7 @@ static PyMethodDef methods[] = {
     {"key", (PyCFunction)(void (*)(void))key, METH_FASTCALL, "the signature of (out, *inputs), or None"},
     {"entry", entry, METH_VARARGS, "an entry: (driver, row, meta, slots, out_dtype, out_shape, keep)"},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "table's entry for (out, *inputs), run; or None"},
-    {"function", function, METH_VARARGS, "(general, declined, table, inputs, extra, positional_out): a public function"},
+    {"function", function, METH_VARARGS, "(general, declined, table, inputs, extra, positional_out[, options]): a public function"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -461,7 +461,11 @@ def test_the_default_call_of_each_form_is_served_by_c_and_every_other_call_by_th
     o = np.empty_like(x)
     calls = [(gb.add, (x, b), {}), (gb.add, (x, b, o), {}), (gb.add, (x, b), {"out": o}), (gb.add, (x, 2.5), {}),
              (gb.tanh, (x,), {}), (gb.tanh, (x, o), {}), (gb.elu, (x,), {}), (gb.leaky_relu, (x,), {"out": o}),
-             (gb.gelu, (x,), {})]
+             (gb.gelu, (x,), {}),
+             # one keyword option C has a table for: the default backend named, a rule set
+             (gb.add, (x, b), {"backend": "numba"}), (gb.add, (x, x), {"broadcast": "none", "out": o}),
+             (gb.subtract, (x, b), {"broadcast": "numpy"}), (gb.tanh, (x,), {"backend": "numba"}),
+             (gb.elu, (x,), {"backend": "numba", "out": o})]
     want = [np.array(f.__wrapped__(*a, **k), copy=True) for f, a, k in calls]   # the Python functions' answers
     for f, a, k in calls:
         _warm(f, *a, **k)
@@ -479,6 +483,17 @@ def test_calls_beyond_the_default_take_the_python_function_with_its_values_and_e
     _warm(gb.add, x, x)
     _warm(gb.elu, x)
     _same(gb.add(x, c, broadcast="pdpd", axis=0), x + c[:, None])
+    # an option's warm entry keeps its rule's errors, and a call it declines gets the Python function's
+    _warm(gb.add, x, x, broadcast="none")
+    with pytest.raises(gb.BroadcastError, match="none"):
+        gb.add(x, x[:1], broadcast="none")
+    read_only = np.empty_like(x)
+    read_only.flags.writeable = False
+    _warm(gb.add, x, x, backend="numba", out=o)
+    with pytest.raises(ValueError, match="read-only"):
+        gb.add(x, x, backend="numba", out=read_only)
+    with pytest.raises(ValueError, match="is not a rule"):
+        gb.add(x, x, broadcast=["none"])
     # an activation's positional arguments are its parameters, never out=
     np.testing.assert_allclose(gb.elu(x, 0.5), np.where(x > 0, x, 0.5 * np.expm1(x)), rtol=1e-6)
     np.testing.assert_allclose(gb.gelu(x, "tanh"), gb.gelu.__wrapped__(x, approximate="tanh"), rtol=0)
