@@ -12,8 +12,8 @@ very same function) and its spelling for each peer:
 Peers: NumPy op by op; numexpr (CPU, if installed; its threads as onnxruntime's); onnxruntime
 (the chain as one model, ``--threads`` intra-op threads); on a GPU, CuPy op by op, ``cupy.fuse``
 and gpubcast's CUDA backend fused and op by op.  gpubcast op by op is the traced chain run step by
-step (``fusion.evaluate``): each step a gpubcast call.  Timing is ``measure.time_host`` / ``time_cuda`` (medians), over
-input sets rotated as for the pattern suite.
+step as a user writes it op by op: each step the public function of its op.  Timing is
+``measure.time_host`` / ``time_cuda`` (medians), over input sets rotated as for the pattern suite.
 """
 
 from __future__ import annotations
@@ -137,10 +137,24 @@ def runners(chain: Chain, size: str, threads: int, dtype, gpu: bool) -> dict:
     numpy_chain = chain.make(np)
 
     def unfused(xs):
-        """The traced chain, each step a gpubcast call (the function itself would run NumPy's or
-        CuPy's operators on arrays)."""
+        """The traced chain op by op as a user writes it: each step the public function of its op
+        (``gb.multiply``, ``gb.add``, ...) on the inputs and the earlier steps' results, so each call
+        takes the path a user's call takes (the chain's function itself would run NumPy's or CuPy's
+        operators on arrays).  A step with no public function: ``fusion.evaluate``, op by op."""
         [program] = fused._trace(xs).programs
-        return lambda: fusion.evaluate(program, xs)
+        functions = [getattr(gb, node.op.name, None) for node, _ in program.steps]
+        if None in functions or program.result[0] != "step":
+            return lambda: fusion.evaluate(program, xs)
+        leaves = [xs[leaf[0].arg] for leaf in program.leaves]
+        steps = list(zip(functions, (refs for _, refs in program.steps)))
+
+        def run():
+            values = []
+            for f, refs in steps:
+                values.append(f(*[leaves[k] if kind == "leaf" else program.constants[k] if kind == "const"
+                                  else values[k] for kind, k in refs]))
+            return values[program.result[1]]
+        return run
     out = {
         "gpubcast fused": ("cpu", lambda xs: lambda: fused(*xs)),
         "gpubcast op by op": ("cpu", unfused),

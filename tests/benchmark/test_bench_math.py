@@ -132,6 +132,23 @@ def test_swish_chain_computes_x_times_sigmoid_for_every_peer():
     np.testing.assert_allclose(session.run(None, {"x": x})[0], expected, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("chain", fused.CHAINS, ids=lambda c: c.name)
+def test_gpubcast_op_by_op_is_the_public_functions_a_user_calls(chain, monkeypatch):
+    """The fused table's "gpubcast op by op" row times the chain as a user writes it op by op (each
+    step gb.<op>, on the hot path once warm), not the fusion interpreter's general path."""
+    from gpubcast import api, fusion
+    xs = fused.inputs(chain, "tiny", "cpu", np.float32, sets=1)[0]
+    run = fused.runners(chain, "tiny", 1, np.float32, gpu=False)["gpubcast op by op"][1](xs)
+    monkeypatch.setattr(fusion, "evaluate", lambda *a, **k: pytest.fail("the fusion interpreter ran"))
+    for _ in range(3):
+        got = run()
+    np.testing.assert_allclose(got, chain.make(np)(*xs), rtol=2e-6, atol=1e-6)
+    calls = []
+    monkeypatch.setattr(api, "apply", lambda *a, **k: calls.append(a))
+    run()
+    assert calls == []      # every step answered by the compiled hot path
+
+
 def test_fused_goals_are_marked_at_the_large_size():
     records = [{"chain": "swish", "size": size, "backend": backend, "median_s": t}
                for size in ("tiny", "large") for backend, t in
