@@ -410,7 +410,7 @@ def _activation(op: ops.Op, params):
     def declined(out, x, *values):   # the default call the compiled path did not answer: f's general path
         return apply(op, (x, *values), rule=rule, out=out, dtype=None, backend=None, table=default)
 
-    return compiled_calls.function(f, declined, default, 1, extra=tuple(defaults), positional_out=False,
+    return compiled_calls.function(f, declined, default, 1, extra=tuple(defaults), out="keyword",
                                    options={("backend", backends.DEFAULT_CPU): default})
 
 
@@ -444,7 +444,7 @@ _GELU_TABLES = OptionTables("gelu")
 _GELU_DEFAULT = _GELU_TABLES["gelu", None, None]
 gelu = compiled_calls.function(
     gelu, lambda out, x: apply(ops.get("gelu"), (x,), out=out, dtype=None, backend=None, table=_GELU_DEFAULT),
-    _GELU_DEFAULT, 1, positional_out=False)
+    _GELU_DEFAULT, 1, out="keyword")
 
 
 #: the functions this module defines (``from gpubcast.api import *``: these and nothing else)

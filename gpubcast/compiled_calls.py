@@ -108,10 +108,15 @@ def clear() -> None:
         table.clear()
 
 
-def function(general, declined, table: Table, inputs: int, *, extra: tuple = (), positional_out: bool = True,
+#: ``function``'s ``out``: how the function takes ``out=`` (None: it takes none)
+OUT_MODES = {None: 0, "keyword": 1, "positional": 2}
+
+
+def function(general, declined, table: Table, inputs: int, *, extra: tuple = (), out: str | None = "positional",
              options: dict | None = None):
     """``general`` (a public function) with its default call run from C first: ``inputs`` positional
-    operands, ``out=`` given (by name, or positionally after them with ``positional_out``) or not, and
+    operands, ``out=`` given (by name, or with ``out="positional"`` also after them; with ``out=None``
+    the function takes none, and a call passing one is ``general``'s error) or not, and
     no other argument run as ``call(table, out, *operands, *extra)``, or where C does not answer it as
     ``declined(out, *operands, *extra)`` (``general``'s own general path for those options: the table
     is not asked twice).  ``options`` maps one keyword option, ``(name, value)``, to the table of calls
@@ -123,7 +128,7 @@ def function(general, declined, table: Table, inputs: int, *, extra: tuple = (),
     path serves then."""
     if not _prebuilt():
         return general
-    fn = module.function(general, declined, table, inputs, tuple(extra), positional_out, options)
+    fn = module.function(general, declined, table, inputs, tuple(extra), OUT_MODES[out], options)
     functools.update_wrapper(fn, general)
     return fn
 

@@ -28,7 +28,7 @@
  *       or the driver rejects the operands (misaligned, out= partially overlapping an input).
  *       A call with an operand that has no key here (a device array) goes to the fallback installed
  *       through ``api`` (cuda_launch.cpp's, for the same table), else is None.
- *   function(general, declined, table, inputs, extra, positional_out[, options]) -> a callable
+ *   function(general, declined, table, inputs, extra, out_mode[, options]) -> a callable
  *       A public function (api.py's gb.add, gb.tanh, ...) whose default call -- `inputs` positional
  *       operands, out= or not, nothing else -- is call(table, out, *operands, *extra) with no Python
  *       frame, else declined(out, *operands, *extra); one keyword option that `options` maps to a
@@ -588,8 +588,8 @@ done:
 }
 
 /* ---- functions: a public function whose default call runs from C --------------------------------
- * function(general, declined, table, inputs, extra, positional_out[, options]) -> a callable: a call of
- * `inputs` positional operands, out= given (by name, or positionally after them with positional_out)
+ * function(general, declined, table, inputs, extra, out_mode[, options]) -> a callable: a call of
+ * `inputs` positional operands, out= given (by name with out_mode >= 1, or positionally after them with 2)
  * or not, and no other argument, is call(table, out, x1..., *extra), or where `call` does not answer
  * it, declined(out, x1..., *extra) (the general path of the default options, asked once); a call with
  * one keyword option besides out= whose (name, value) `options` maps to a table is call(that table,
@@ -604,7 +604,7 @@ typedef struct {
     PyObject *extra;        /* a tuple of operands after the inputs (an activation's default parameters) */
     PyObject *options;      /* (name, value) of one keyword option -> its table (a dict), or None */
     PyObject *dict;         /* __name__, __doc__, __wrapped__, ... (functools.update_wrapper) */
-    int nin, positional_out;
+    int nin, out_mode;      /* 0: no out= (general's error); 1: out= by name; 2: also positionally */
 } Function;
 
 static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
@@ -613,13 +613,13 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     Py_ssize_t ne = PyTuple_GET_SIZE(f->extra);
     PyObject *out = Py_None, *table = f->table;
     int option = 0;                   /* an option given: its table; a call C declines is general's */
-    int mine = (nargs == f->nin || (f->positional_out && nargs == f->nin + 1)) && nkw <= 2
+    int mine = (nargs == f->nin || (f->out_mode == 2 && nargs == f->nin + 1)) && nkw <= 2
                && f->nin + ne <= MAX_IN;
     if (mine && nargs > f->nin) out = args[f->nin];
     for (Py_ssize_t i = 0; mine && i < nkw; i++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
         if (PyUnicode_CompareWithASCIIString(name, "out") == 0) {
-            if (nargs > f->nin) mine = 0;           /* out twice: general's error */
+            if (nargs > f->nin || !f->out_mode) mine = 0;   /* out twice, or none taken: general's error */
             else out = value;
         } else if (option || f->options == Py_None) {
             mine = 0;                               /* a second option: general's */
@@ -700,18 +700,18 @@ static PyTypeObject FunctionType = {PyVarObject_HEAD_INIT(NULL, 0)};
 
 static PyObject *function(PyObject *self, PyObject *args) {
     PyObject *general, *declined, *table, *extra, *options = Py_None;
-    int nin, positional_out;
-    if (!PyArg_ParseTuple(args, "OOO!iO!p|O", &general, &declined, &PyDict_Type, &table, &nin, &PyTuple_Type,
-                          &extra, &positional_out, &options))
+    int nin, out_mode;
+    if (!PyArg_ParseTuple(args, "OOO!iO!i|O", &general, &declined, &PyDict_Type, &table, &nin, &PyTuple_Type,
+                          &extra, &out_mode, &options))
         return NULL;
     if (options != Py_None && !PyDict_Check(options)) {
         PyErr_SetString(PyExc_TypeError, "function: options is a dict or None");
         return NULL;
     }
     if (!PyCallable_Check(general) || !PyCallable_Check(declined) || nin < 1
-            || nin + PyTuple_GET_SIZE(extra) > MAX_IN) {
-        PyErr_SetString(PyExc_ValueError, "function(general, declined, table, inputs, extra, positional_out): "
-                        "callables, 1..MAX_IN operands");
+            || nin + PyTuple_GET_SIZE(extra) > MAX_IN || out_mode < 0 || out_mode > 2) {
+        PyErr_SetString(PyExc_ValueError, "function(general, declined, table, inputs, extra, out_mode): "
+                        "callables, 1..MAX_IN operands, out_mode 0..2");
         return NULL;
     }
     Function *f = PyObject_GC_New(Function, &FunctionType);
@@ -723,7 +723,7 @@ static PyObject *function(PyObject *self, PyObject *args) {
     Py_INCREF(extra); f->extra = extra;
     Py_INCREF(options); f->options = options;
     f->dict = NULL;
-    f->nin = nin; f->positional_out = positional_out;
+    f->nin = nin; f->out_mode = out_mode;
     PyObject_GC_Track((PyObject *)f);
     return (PyObject *)f;
 }
@@ -779,7 +779,7 @@ static PyMethodDef methods[] = {
     {"key", (PyCFunction)(void (*)(void))key, METH_FASTCALL, "the signature of (out, *inputs), or None"},
     {"entry", entry, METH_VARARGS, "an entry: (driver, row, meta, slots, out_dtype, out_shape, keep)"},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "table's entry for (out, *inputs), run; or None"},
-    {"function", function, METH_VARARGS, "(general, declined, table, inputs, extra, positional_out[, options]): a public function"},
+    {"function", function, METH_VARARGS, "(general, declined, table, inputs, extra, out_mode[, options]): a public function"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from .. import api, backends, ops
+from .. import api, backends, compiled_calls, ops
 from .. import dtypes as _dt
 from ..attributes import float_attribute, int_attribute
 from ..dtypes import bfloat16
@@ -131,7 +131,7 @@ def _binary(name: str, op_name: str, allowed, what: str):
     f.__doc__ = (f"ONNX {name}(A, B): {what}, with multidirectional (NumPy) broadcasting.\n\n"
                  f"A and B must share one element type. {_TYPES_DOC.format(_allowed(allowed))}\n"
                  "Raises BroadcastError when the shapes do not broadcast, TypeError for the types.")
-    return f
+    return compiled_calls.function(f, lambda out, A, B: f(A, B), fast.default, 2, out=None)
 
 
 def _variadic(name: str, op_name: str, allowed, what: str):
@@ -167,7 +167,7 @@ def _unary(name: str, op_name: str, allowed, what: str):
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"ONNX {name}(X): {what}, elementwise; the result has X's type and shape.\n\n"
                  f"{_TYPES_DOC.format(_allowed(allowed))}")
-    return f
+    return compiled_calls.function(f, lambda out, X: f(X), fast.default, 1, out=None)
 
 
 for _name, _spec in _UNARY.items():

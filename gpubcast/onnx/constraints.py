@@ -127,4 +127,5 @@ def hot_path(label: str, op, allowed: frozenset):
             if type(x) is not kind or x.dtype != first.dtype:
                 return None
         return apply(op, xs, rule=rule, axis=axis, table=table)
+    run.default = default   # the table of the default options (compiled_calls.function's)
     return run

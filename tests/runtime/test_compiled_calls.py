@@ -432,7 +432,12 @@ def _built():
         pytest.skip("this source tree was not built (make install builds gpubcast.native.hot_call)")
 
 
-PUBLIC = (gb.add, gb.less, gb.tanh, gb.negative, gb.relu, gb.elu, gb.leaky_relu, gb.gelu)
+def _onnx(name):
+    import gpubcast.onnx as gx
+    return getattr(gx, name)
+
+
+PUBLIC = (gb.add, gb.less, gb.tanh, gb.negative, gb.relu, gb.elu, gb.leaky_relu, gb.gelu, _onnx("Div"), _onnx("Relu"))
 
 
 @pytest.mark.parametrize("f", PUBLIC, ids=lambda f: f.__name__)
@@ -451,7 +456,7 @@ def test_a_public_function_is_the_extensions_object_with_the_python_functions_co
     class Holder:
         fn = f
     x = ARRAYS["f32"]
-    args = (x, x) if f in (gb.add, gb.less) else (x,)
+    args = (x,) * sum(p.kind == p.POSITIONAL_ONLY for p in inspect.signature(general).parameters.values())
     _same(Holder().fn(*args), general(*args))
 
 
@@ -502,7 +507,9 @@ def test_calls_beyond_the_default_take_the_python_function_with_its_values_and_e
                           (lambda: gb.add(x, x, o, o), "positional argument"),
                           (lambda: gb.tanh(x, o, o), "positional argument"),
                           (lambda: gb.elu(x, 0.5, o), "elu\\(\\) takes x and at most 1 parameter"),
-                          (lambda: gb.add(x, x, outt=o), "unexpected keyword argument 'outt'")):
+                          (lambda: gb.add(x, x, outt=o), "unexpected keyword argument 'outt'"),
+                          (lambda: _onnx("Add")(x, x, out=o), "unexpected keyword argument 'out'"),
+                          (lambda: _onnx("Relu")(x, o), "positional argument")):
         with pytest.raises(TypeError, match=message):
             call()
 
