@@ -118,14 +118,13 @@ def function(general, declined, table: Table, inputs: int, *, extra: tuple = (),
     operands, ``out=`` given (by name, or with ``out="positional"`` also after them; with ``out=None``
     the function takes none, and a call passing one is ``general``'s error) or not, and
     no other argument run as ``call(table, out, *operands, *extra)``, or where C does not answer it as
-    ``declined(out, *operands, *extra)`` (``general``'s own general path for those options: the table
-    is not asked twice).  ``options`` maps one keyword option, ``(name, value)``, to the table of calls
-    with it (``("backend", "numba")``, ``("broadcast", "none")``: what ``general`` would pick); such a
-    call that C does not answer is ``general``'s.  Any other call is ``general``'s (``hot_call.cpp``'s
-    ``function``).  The object
-    carries ``general``'s name, docs and signature (``__wrapped__``).  ``general`` itself where the
-    package's built extension is not there (nothing is compiled at import time): its own Python hot
-    path serves then."""
+    ``declined(out, *operands, *extra)`` (best ``general``'s own general path for those options, so
+    the table is not asked twice).  ``options`` maps one keyword option, ``(name, value)``, to the
+    table of calls with it (``("backend", "numba")``, ``("broadcast", "none")``: what ``general``
+    would pick); such a call that C does not answer is ``general``'s.  Any other call is
+    ``general``'s (``hot_call.cpp``'s ``function``).  The object carries ``general``'s name, docs and
+    signature (``__wrapped__``).  ``general`` itself where the package's built extension is not there
+    (nothing is compiled at import time): its own Python hot path serves then."""
     if not _prebuilt():
         return general
     fn = module.function(general, declined, table, inputs, tuple(extra), OUT_MODES[out], options)

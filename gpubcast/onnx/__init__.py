@@ -131,6 +131,7 @@ def _binary(name: str, op_name: str, allowed, what: str):
     f.__doc__ = (f"ONNX {name}(A, B): {what}, with multidirectional (NumPy) broadcasting.\n\n"
                  f"A and B must share one element type. {_TYPES_DOC.format(_allowed(allowed))}\n"
                  "Raises BroadcastError when the shapes do not broadcast, TypeError for the types.")
+    # a call C declines is f's (which asks the table once more: the slow path anyway)
     return compiled_calls.function(f, lambda out, A, B: f(A, B), fast.default, 2, out=None)
 
 
