@@ -122,14 +122,7 @@ class Signature:
         nin = len(slots) - 1
         ctypes = [CTYPES[self.types[k]] for k in slots]
         tlist = ", ".join(ctypes)
-        pre, refs, loads, stores = [], [], [], []
-        for k, (p, t, kind) in enumerate(zip(self.params, self.types, self.kinds)):
-            c = CTYPES[t]
-            const = "const " if p.is_const else ""
-            if kind == "scalar":
-                pre.append(f"  {const}{c} {p.name} = gb::from_bits<{c}>(_p.s.value[{k}]);")
-            elif kind == "raw":
-                pre.append(f"  const gb::EwkRaw<{c}> {p.name}{{({c}*)_p.s.ptr[{k}], (long long)_p.s.raw_size[{k}]}};")
+        pre, refs, loads, stores = self._host_values("_p.s."), [], [], []
         for s_, k in enumerate(slots):
             p, c = self.params[k], ctypes[s_]
             const = "const " if p.is_const else ""
@@ -194,18 +187,28 @@ class Signature:
             f"}}  // namespace {namespace}",
             ""])
 
+    def _host_values(self, params: str) -> list[str]:
+        """The declarations of the scalar and raw parameters, read from the launch parameters at
+        ``params`` (``"_p."`` or ``"_p.s."``): what both kernel paths begin with."""
+        lines = []
+        for k, (p, t, kind) in enumerate(zip(self.params, self.types, self.kinds)):
+            c = CTYPES[t]
+            if kind == "scalar":
+                const = "const " if p.is_const else ""
+                lines.append(f"  {const}{c} {p.name} = gb::from_bits<{c}>({params}value[{k}]);")
+            elif kind == "raw":
+                lines.append(f"  const gb::EwkRaw<{c}> {p.name}{{({c}*){params}ptr[{k}], "
+                             f"(long long){params}raw_size[{k}]}};")
+        return lines
+
     def _element_source(self, namespace: str) -> str:
         """The element path (kernels/elementwise_kernel.cuh): ``name<index_t>``."""
         n = len(self.params)
-        pre, elem = [], []
+        pre, elem = self._host_values("_p."), []
         for k, (p, t, kind) in enumerate(zip(self.params, self.types, self.kinds)):
             c = CTYPES[t]
             const = "const " if p.is_const else ""
-            if kind == "scalar":
-                pre.append(f"  {const}{c} {p.name} = gb::from_bits<{c}>(_p.value[{k}]);")
-            elif kind == "raw":
-                pre.append(f"  const gb::EwkRaw<{c}> {p.name}{{({c}*)_p.ptr[{k}], (long long)_p.raw_size[{k}]}};")
-            else:
+            if kind == "array":
                 elem.append(f"    {const}{c} &{p.name} = *GB_PTR(({const}{c}*)_p.ptr[{k}] + _off[{k}], _p.ptr[{k}], "
                             f"{'false' if p.is_const else 'true'});")
         return "\n".join([
