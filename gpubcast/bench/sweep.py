@@ -2,9 +2,11 @@
 under ``--quick``): gpubcast against the other array libraries at every size, so that the size
 below which a user should prefer another library -- the goal is that there is none -- is in view.
 
-CPU (issue 43): 1 K to 16 M float32 elements (powers of 4) for four cases -- a same-shape add, a
-row-broadcast add, ``tanh``, and the fused chain ``s * x + b`` (``gpubcast.fuse``) -- in gpubcast,
-NumPy, and PyTorch (CPU) and JAX (``jax.jit``) where they are installed.  Each library allocates its
+CPU (issue 43): 1 K to 16 M float32 elements (powers of 4) for seven cases -- a same-shape add, a
+row-broadcast add, the fused chain ``s * x + b`` (``gpubcast.fuse``), and four transcendentals:
+``tanh``, ``exp``, ``sigmoid`` and the tanh GELU -- in gpubcast, NumPy, and PyTorch (CPU) and JAX
+(``jax.jit``) where they are installed.  NumPy has no sigmoid or GELU: its spelling is the formula
+op by op, as a NumPy user writes it (``1 / (1 + exp(-x))``; ``0.5 * x * (1 + tanh(...))``).  Each library allocates its
 own output, as its users' calls do; each call is the library's own spelling (``CPU_CASES``); a
 library's result is checked against NumPy's before it is timed; the time is the best of the samples
 (``measure.time_host``, input sets rotated); the table shows ns per element and gpubcast's speed
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import measure
+from .fused import GELU_C, GELU_K
 from .patterns import PATTERNS, matrix, scaled
 from .peers import spelled_out
 
@@ -64,6 +67,10 @@ def _row(n: int) -> tuple:
     return (m, k), (k,)
 
 
+def _one(n: int) -> tuple:
+    return ((n,),)
+
+
 def _affine(n: int) -> tuple:
     m, k = matrix(n)
     return (k,), (m, k), (k,)
@@ -72,8 +79,11 @@ def _affine(n: int) -> tuple:
 CPU_CASES = (
     CpuCase("same", "same-shape add x + y, (N,) + (N,)", _pair),
     CpuCase("row", "row-broadcast add x + b, (M, K) + (K,)", _row),
-    CpuCase("tanh", "tanh(x), (N,)", lambda n: ((n,),), (-4.0, 4.0)),
     CpuCase("fused", "fused s * x + b, (K,) * (M, K) + (K,)", _affine),
+    CpuCase("tanh", "tanh(x), (N,)", _one, (-4.0, 4.0)),
+    CpuCase("exp", "exp(x), (N,)", _one, (-4.0, 4.0)),
+    CpuCase("sigmoid", "sigmoid(x), (N,)", _one, (-8.0, 8.0)),
+    CpuCase("gelu", "tanh GELU 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), (N,)", _one, (-4.0, 4.0)),
 )
 CPU_BY_NAME = {c.name: c for c in CPU_CASES}
 
@@ -93,7 +103,8 @@ def _gpubcast_library() -> Library:
     from gpubcast import backends
 
     fused = gb.fuse(lambda s, x, b: s * x + b)
-    calls = {"same": gb.add, "row": gb.add, "tanh": gb.tanh, "fused": fused}
+    calls = {"same": gb.add, "row": gb.add, "fused": fused, "tanh": gb.tanh, "exp": gb.exp, "sigmoid": gb.sigmoid,
+             "gelu": lambda x: gb.gelu(x, approximate="tanh")}
 
     def bind(case, xs):
         return spelled_out(calls[case.name], xs)
@@ -101,7 +112,9 @@ def _gpubcast_library() -> Library:
 
 
 def _numpy_library() -> Library:
-    calls = {"same": np.add, "row": np.add, "tanh": np.tanh, "fused": lambda s, x, b: s * x + b}
+    calls = {"same": np.add, "row": np.add, "fused": lambda s, x, b: s * x + b, "tanh": np.tanh, "exp": np.exp,
+             "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+             "gelu": lambda x: 0.5 * x * (1 + np.tanh(GELU_C * (x + GELU_K * x * x * x)))}
 
     def bind(case, xs):
         return spelled_out(calls[case.name], xs)
@@ -111,8 +124,9 @@ def _numpy_library() -> Library:
 def _torch_library() -> Library:
     import torch
 
-    calls = {"same": torch.add, "row": torch.add, "tanh": torch.tanh,
-             "fused": lambda s, x, b: torch.addcmul(b, s, x)}
+    calls = {"same": torch.add, "row": torch.add, "fused": lambda s, x, b: torch.addcmul(b, s, x),
+             "tanh": torch.tanh, "exp": torch.exp, "sigmoid": torch.sigmoid,
+             "gelu": lambda x: torch.nn.functional.gelu(x, approximate="tanh")}
 
     def bind(case, xs):
         return spelled_out(calls[case.name], [torch.from_numpy(x) for x in xs])
@@ -125,8 +139,9 @@ def _jax_library() -> Library:
     import jax.numpy as jnp
 
     cpu = jax.devices("cpu")[0]
-    calls = {"same": jax.jit(lambda x, y: x + y), "row": jax.jit(lambda x, b: x + b), "tanh": jax.jit(jnp.tanh),
-             "fused": jax.jit(lambda s, x, b: s * x + b)}
+    calls = {"same": jax.jit(lambda x, y: x + y), "row": jax.jit(lambda x, b: x + b),
+             "fused": jax.jit(lambda s, x, b: s * x + b), "tanh": jax.jit(jnp.tanh), "exp": jax.jit(jnp.exp),
+             "sigmoid": jax.jit(jax.nn.sigmoid), "gelu": jax.jit(lambda x: jax.nn.gelu(x, approximate=True))}
 
     def bind(case, xs):
         call = spelled_out(calls[case.name], [jax.device_put(x, cpu) for x in xs])

@@ -109,8 +109,11 @@ def test_every_cpu_library_computes_numpys_values_and_allocates_its_output():
         host = sweep._operands(case, 4096)
         low, high = case.domain
         assert all(x.dtype == np.float32 and low <= x.min() and x.max() < high for x in host)
-        want = {"same": lambda x, y: x + y, "row": lambda x, b: x + b, "tanh": np.tanh,
-                "fused": lambda s, x, b: s * x + b}[case.name](*(h.astype(np.float64) for h in host))
+        c, k = 0.7978845608028654, 0.044715
+        want = {"same": lambda x, y: x + y, "row": lambda x, b: x + b, "fused": lambda s, x, b: s * x + b,
+                "tanh": np.tanh, "exp": np.exp, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+                "gelu": lambda x: 0.5 * x * (1 + np.tanh(c * (x + k * x**3)))}[case.name](
+                    *(h.astype(np.float64) for h in host))
         for lib in libraries:
             call = lib.bind(case, host)
             assert "CALL_FUNCTION_EX" not in {i.opname for i in dis.get_instructions(call)}   # f(a, b), no f(*xs)
@@ -298,17 +301,25 @@ def test_an_installed_peer_runs_in_the_sweep(library, monkeypatch):
 
 
 def test_fake_module_peer_is_used_when_present(monkeypatch):
-    """A stand-in ``torch`` (from_numpy / add / tanh / addcmul on NumPy) goes through the torch library's
+    """A stand-in ``torch`` (from_numpy / add / addcmul / tanh / exp / sigmoid / gelu on NumPy) goes through the torch library's
     own spellings, so its code path runs where PyTorch is not installed."""
     fake = types.SimpleNamespace(
         __version__="0.0-test", get_num_threads=lambda: 2, from_numpy=lambda x: types.SimpleNamespace(a=x),
         add=lambda x, y: _Tensor(x.a + y.a), tanh=lambda x: _Tensor(np.tanh(x.a)),
-        addcmul=lambda b, s, x: _Tensor(b.a + s.a * x.a))
+        addcmul=lambda b, s, x: _Tensor(b.a + s.a * x.a), exp=lambda x: _Tensor(np.exp(x.a)),
+        sigmoid=lambda x: _Tensor(1 / (1 + np.exp(-x.a))),
+        nn=types.SimpleNamespace(functional=types.SimpleNamespace(gelu=_fake_gelu)))
     monkeypatch.setitem(sys.modules, "torch", fake)
     [lib], absent = sweep.cpu_libraries(["torch"])
     assert absent == {} and lib.label.startswith("PyTorch 0.0-test CPU (2 threads")
     records, skipped = sweep.run_cpu((1024,), libraries=[lib], repeat=1, sets=1, min_sample_s=0.0)
     assert skipped == [] and [set(r["seconds"]) for r in records] == [{"torch"}] * len(sweep.CPU_CASES)
+
+
+def _fake_gelu(x, approximate):
+    assert approximate == "tanh"
+    a = x.a
+    return _Tensor(0.5 * a * (1 + np.tanh(np.float32(0.7978845608028654) * (a + np.float32(0.044715) * a * a * a))))
 
 
 class _Tensor:
