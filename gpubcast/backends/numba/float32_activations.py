@@ -6,14 +6,12 @@ Each follows the registry's formula (``gpubcast.ops.ACTIVATIONS``) with its spec
 +-inf, +-0 as the float64 formula gives them, rounded), and is within ``ULPS[name]`` ulps of the
 true value (tests/numba/test_float32_math_exhaustive.py: every float32 x, default parameters).  Where a
 formula's argument would lose its low bits in float32 (gelu's x^2 / 2, gelu_tanh's cubic, swish's
-beta x), the argument is carried as a double-float (FMA gives a product's error) or, for
-gelu_tanh's cubic, computed in float64 and split.
+beta x), the argument is carried as a double-float (FMA gives a product's error).
 """
 
 from __future__ import annotations
 
-import numpy as np
-
+from .cache import register_jitable
 from .codecs import fabs_, ffma
 from .float32_math import (F, INF, NAN, erf_small, erfc_times_wide, exp_parts, expm1_single, half_square,
                            inlined, ldexp, ldexp_wide, log1p_exp_minus, sigmoid_times, split_product)
@@ -97,20 +95,38 @@ def gelu_single(x):
     return NAN if x == -INF else y
 
 
-_GELU_C, _GELU_K = 1.5957691216057308, 0.044715   # 2 sqrt(2 / pi), and the cubic's coefficient (float64)
+# v = x (A + B x^2), A = 2 sqrt(2 / pi), B = 0.044715 A: each constant as two float32 parts (hi + lo)
+_GELU_A, _GELU_B = 1.5957691216057308, 1.5957691216057308 * 0.044715
+_A_HI, _B_HI = F(_GELU_A), F(_GELU_B)
+_A_LO, _B_LO = F(_GELU_A - float(_A_HI)), F(_GELU_B - float(_B_HI))
 _SIGMOID_LIMIT = F(174.0)          # sigmoid_times' |v| bound for ``ldexp`` (n >= -252)
+_GELU_TANH_X = F(13.5)             # |x| beyond: |v| > 174, x sigmoid(v) is x or below 2^-150 |x|
+
+
+@register_jitable
+def gelu_tanh_argument(x):
+    """(vh, vl): v = x (A + B x^2) = vh + vl to about 2^-44 relative, in float32 (x clamped to +-13.5):
+    x^2 and each product exactly by FMA, A + B x^2 by TwoSum; the roundings left are of terms 2^-24
+    of the result or smaller (its rounding in float32 would be |v| 2^-24 of the result where
+    sigmoid(v) is e^v)."""
+    xc = x if x > -_GELU_TANH_X else -_GELU_TANH_X
+    xc = xc if xc < _GELU_TANH_X else _GELU_TANH_X
+    s, s_lo = split_product(xc, xc)
+    u = _B_HI * s
+    u_lo = ffma(_B_HI, s_lo, ffma(_B_LO, s, ffma(_B_HI, s, -u)))      # B x^2 - u
+    p = _A_HI + u
+    b = p - _A_HI
+    p_lo = (((_A_HI - (p - b)) + (u - b)) + u_lo) + _A_LO              # TwoSum's error, then the small terms
+    vh = xc * p
+    return vh, ffma(xc, p_lo, ffma(xc, p, -vh))
 
 
 @inlined
 def gelu_tanh_single(x):
-    """x sigmoid(v), v = 2 sqrt(2/pi) (x + 0.044715 x^3) in float64 (its rounding in float32 would be
-    |v| 2^-24 of the result where sigmoid(v) is e^v), split into two float32 parts."""
-    w = np.float64(x)
-    v = _GELU_C * (w + _GELU_K * (w * w * w))
-    v = v if v > -348.0 else -348.0
-    v = v if v < 348.0 else 348.0
-    vh = F(v)
-    q, n = sigmoid_times(x, vh, F(v - np.float64(vh)), _SIGMOID_LIMIT)
+    """x sigmoid(v), v = 2 sqrt(2/pi) (x + 0.044715 x^3) as a double-float (``gelu_tanh_argument``).
+    0 of x's sign below -12.9, x above 13.5; NaN at -inf (the formula's -inf times 0)."""
+    vh, vl = gelu_tanh_argument(x)
+    q, n = sigmoid_times(x, vh, vl, _SIGMOID_LIMIT)
     y = ldexp(q, n)
     y = y if vh > -_SIGMOID_LIMIT else x * _ZERO  # x <= -12.9: |x| sigmoid(v) < 2^-150
     y = x if x == INF else y

@@ -454,7 +454,7 @@ def sigmoid_times(c, vh, vl, limit):
     a = a if a < limit else limit
     neg = vh < F(0.0)
     n, p = exp_reduce_dd(-a, vl if neg else -vl)
-    s = ldexp(_ONE, n if n > F(-252.0) else F(-252.0))   # 2 ** n: 0 below -150 anyway
+    s = _pow2(I32(n if n > F(-60.0) else F(-60.0)))      # 2 ** n where it counts: below 2^-60, 1 + e rounds to 1
     s1 = s + _ONE
     den = ffma(s, p, s1)
     e_den = ffma(s, p, (s1 - den) + ((_ONE - s1) + s))
