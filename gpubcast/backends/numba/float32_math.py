@@ -38,6 +38,7 @@ F = np.float32
 I32 = np.int32
 INF, NAN = F("inf"), F("nan")
 _ONE, _TWO, _HALF = F(1.0), F(2.0), F(0.5)
+_TWO_M64 = F(2.0 ** -64)
 
 #: The most ulps each function is from the true value, over every float32 input (in ulps of the true
 #: value's binade, 2^-149 below 2^-126; inf counted as 2^128): measured by
@@ -79,6 +80,13 @@ EXP_LOW, EXP_HIGH = F(-104.0), F(89.0)
 def _pow2(n):
     """2 ** n for an int32 n in [-126, 127] (a normal float32, built from its bits)."""
     return f32_from_bits((n + I32(127)) << I32(23))
+
+
+@register_jitable
+def pow2_scaled(nf):
+    """2 ** n for an integral float32 n in [-150, 63], rounded once (subnormal below -126, 0 at -150):
+    2 ** (n + 64), a normal power, times 2 ** -64 (one multiply where ``ldexp(1, n)`` has two)."""
+    return _pow2(I32(nf) + I32(64)) * _TWO_M64
 
 
 @register_jitable
@@ -212,7 +220,7 @@ def sigmoid_single(x):
     a = fabs_(x)
     a = a if a < F(104.0) else F(104.0)
     n, p = exp_reduce(-a)
-    s = ldexp(_ONE, n)                          # 2 ** n: subnormal from n = -127, 0 at n = -150
+    s = pow2_scaled(n)                          # 2 ** n: subnormal from n = -127, 0 at n = -150
     s1 = s + _ONE
     den = ffma(s, p, s1)
     e_den = ffma(s, p, (s1 - den) + ((_ONE - s1) + s))   # 1 + e - den: s1 - den, 1 + s - s1 exact
