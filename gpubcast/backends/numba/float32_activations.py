@@ -14,7 +14,8 @@ from __future__ import annotations
 from .cache import register_jitable
 from .codecs import fabs_, ffma
 from .float32_math import (F, INF, NAN, erf_small, erfc_times_wide, exp_parts, expm1_single, half_square,
-                           inlined, ldexp, ldexp_wide, log1p_exp_minus, sigmoid_times, split_product)
+                           inlined, ldexp, ldexp_scaled, ldexp_wide, log1p_exp_minus, sigmoid_scaled, sigmoid_times,
+                           split_product)
 
 #: The most ulps each activation is from the true value (default parameters, every float32 x; as
 #: ``float32_math.ULPS``, measured and held by tests/numba/test_float32_math_exhaustive.py)
@@ -99,37 +100,38 @@ def gelu_single(x):
 _GELU_A, _GELU_B = 1.5957691216057308, 1.5957691216057308 * 0.044715
 _A_HI, _B_HI = F(_GELU_A), F(_GELU_B)
 _A_LO, _B_LO = F(_GELU_A - float(_A_HI)), F(_GELU_B - float(_B_HI))
-_SIGMOID_LIMIT = F(174.0)          # sigmoid_times' |v| bound for ``ldexp`` (n >= -252)
-_GELU_TANH_X = F(13.5)             # |x| beyond: |v| > 174, x sigmoid(v) is x or below 2^-150 |x|
+_GELU_TANH_X = F(13.5)             # |x| beyond: |v| > 197, x sigmoid(v) is x, or 0 of x's sign
+_GELU_TANH_V = F(131.0)            # |v| bound of ``sigmoid_scaled``: beyond, |x| sigmoid(v) < 2^-150; n >= -190
 
 
 @register_jitable
 def gelu_tanh_argument(x):
-    """(vh, vl): v = x (A + B x^2) = vh + vl to about 2^-44 relative, in float32 (x clamped to +-13.5):
-    x^2 and each product exactly by FMA, A + B x^2 by TwoSum; the roundings left are of terms 2^-24
-    of the result or smaller (its rounding in float32 would be |v| 2^-24 of the result where
-    sigmoid(v) is e^v)."""
-    xc = x if x > -_GELU_TANH_X else -_GELU_TANH_X
-    xc = xc if xc < _GELU_TANH_X else _GELU_TANH_X
-    s, s_lo = split_product(xc, xc)
+    """(vh, vl): v = x (A + B x^2) = vh + vl to about 2^-44 relative, in float32, for |x| <= 13.5: x^2
+    and each product exactly by FMA, A + B x^2 by TwoSum; the roundings left are of terms 2^-24 of
+    the result or smaller (its rounding in float32 would be |v| 2^-24 of the result where sigmoid(v)
+    is e^v)."""
+    s, s_lo = split_product(x, x)
     u = _B_HI * s
     u_lo = ffma(_B_HI, s_lo, ffma(_B_LO, s, ffma(_B_HI, s, -u)))      # B x^2 - u
     p = _A_HI + u
     b = p - _A_HI
     p_lo = (((_A_HI - (p - b)) + (u - b)) + u_lo) + _A_LO              # TwoSum's error, then the small terms
-    vh = xc * p
-    return vh, ffma(xc, p_lo, ffma(xc, p, -vh))
+    vh = x * p
+    return vh, ffma(x, p_lo, ffma(x, p, -vh))
 
 
 @inlined
 def gelu_tanh_single(x):
-    """x sigmoid(v), v = 2 sqrt(2/pi) (x + 0.044715 x^3) as a double-float (``gelu_tanh_argument``).
-    0 of x's sign below -12.9, x above 13.5; NaN at -inf (the formula's -inf times 0)."""
-    vh, vl = gelu_tanh_argument(x)
-    q, n = sigmoid_times(x, vh, vl, _SIGMOID_LIMIT)
-    y = ldexp(q, n)
-    y = y if vh > -_SIGMOID_LIMIT else x * _ZERO  # x <= -12.9: |x| sigmoid(v) < 2^-150
-    y = x if x == INF else y
+    """x sigmoid(v), v = 2 sqrt(2/pi) (x + 0.044715 x^3) as a double-float (``gelu_tanh_argument``) of x
+    clamped to +-13.5: x above it (inf too), 0 of x's sign below -11.6; NaN at -inf (the formula's
+    -inf times 0)."""
+    xc = x if x > -_GELU_TANH_X else -_GELU_TANH_X             # NaN -> -13.5: y = x * 0 below
+    xc = xc if xc < _GELU_TANH_X else _GELU_TANH_X
+    vh, vl = gelu_tanh_argument(xc)
+    q, n = sigmoid_scaled(xc, vh, vl, _GELU_TANH_V)
+    y = ldexp_scaled(q, n)                      # |q| >= 0.1 where n < 0: q 2^(n + 64) is exact
+    y = y if vh > -_GELU_TANH_V else x * _ZERO
+    y = x if x > _GELU_TANH_X else y
     return NAN if x == -INF else y
 
 

@@ -83,10 +83,17 @@ def _pow2(n):
 
 
 @register_jitable
+def ldexp_scaled(v, nf):
+    """v * 2 ** n rounded once, for an integral float32 n in [-190, 63] and a v whose product by
+    2 ** (n + 64) is exact (normal, or the result below 2^-150 anyway): that product, then 2 ** -64
+    (one power where ``ldexp`` has two)."""
+    return v * _pow2(I32(nf) + I32(64)) * _TWO_M64
+
+
+@register_jitable
 def pow2_scaled(nf):
-    """2 ** n for an integral float32 n in [-150, 63], rounded once (subnormal below -126, 0 at -150):
-    2 ** (n + 64), a normal power, times 2 ** -64 (one multiply where ``ldexp(1, n)`` has two)."""
-    return _pow2(I32(nf) + I32(64)) * _TWO_M64
+    """2 ** n for an integral float32 n in [-150, 63], rounded once (subnormal below -126, 0 at -150)."""
+    return ldexp_scaled(_ONE, nf)
 
 
 @register_jitable
@@ -452,12 +459,12 @@ def ldexp_wide(v, nf):
 
 
 @register_jitable
-def sigmoid_times(c, vh, vl, limit):
+def sigmoid_scaled(c, vh, vl, limit):
     """(q, n): c sigmoid(v) = q * 2 ** n for the double-float v = vh + vl (|vl| <= 2^-23 |vh|, |vh| <=
-    ``limit`` <= 348: callers clamp) and a float32 c; q rounded once, n <= 0 (0 for v >= 0; 2 more for
-    |c| > 2^125, divided by 4 first).  e = e ** -|v| = 2 ** n (1 + p); v >= 0: q = c / (1 + e), v < 0: q = c (1 + p) /
-    (1 + e); numerator and 1 + e as double-floats, their quotient corrected once as in
-    ``sigmoid_single``."""
+    ``limit`` <= 348: callers clamp) and a float32 c, |c| <= 2^125 (c (1 + p) cannot overflow); q
+    rounded once, n <= 0 (0 for v >= 0).  e = e ** -|v| = 2 ** n (1 + p); v >= 0: q = c / (1 + e), v < 0:
+    q = c (1 + p) / (1 + e); numerator and 1 + e as double-floats, their quotient corrected once as
+    in ``sigmoid_single``."""
     a = fabs_(vh)
     a = a if a < limit else limit
     neg = vh < F(0.0)
@@ -466,8 +473,6 @@ def sigmoid_times(c, vh, vl, limit):
     s1 = s + _ONE
     den = ffma(s, p, s1)
     e_den = ffma(s, p, (s1 - den) + ((_ONE - s1) + s))
-    big = fabs_(c) > F(2.0 ** 125)                     # c (1 + p) could overflow before the scaling: c / 4
-    c = c * F(0.25) if big else c
     m = _ONE + p if neg else _ONE
     e_m = ((_ONE - m) + p) if neg else F(0.0)          # 1 + p - m exactly
     num, e_num = split_product(c, m)
@@ -477,7 +482,15 @@ def sigmoid_times(c, vh, vl, limit):
     e = s * m
     inv = ffma(ffma(F(0.3274689), e, F(-0.80418816)), e, F(0.98608724))   # 1 / (1 + e) within 2 %
     q = ffma(ffma(-q0, e_den, rho + e_num), inv, q0)
-    return (q if q0 != F(0.0) else q0), (n if neg else F(0.0)) + (F(2.0) if big else F(0.0))   # a zero c keeps its sign
+    return (q if q0 != F(0.0) else q0), (n if neg else F(0.0))   # a zero c keeps its sign
+
+
+@register_jitable
+def sigmoid_times(c, vh, vl, limit):
+    """``sigmoid_scaled`` for any float32 c: one above 2^125 divided by 4 first, and n 2 more."""
+    big = fabs_(c) > F(2.0 ** 125)
+    q, n = sigmoid_scaled(c * F(0.25) if big else c, vh, vl, limit)
+    return q, n + (F(2.0) if big else F(0.0))
 
 
 @register_jitable
