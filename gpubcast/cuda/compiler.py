@@ -69,7 +69,7 @@ def nvrtc_module():
         nvrtc.getVersion()
     except Exception as e:  # noqa: BLE001 - any failure means NVRTC is unusable
         raise RuntimeError(f"NVRTC is not usable ({type(e).__name__}: {e}); install gpubcast[cuda13] "
-                           f"(cupy-cuda13x with nvidia-cuda-nvrtc)") from None
+                           f"(CuPy and NVRTC for CUDA 13) or gpubcast[cuda12], or a CUDA toolkit") from None
     return nvrtc
 
 

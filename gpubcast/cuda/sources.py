@@ -169,8 +169,8 @@ def cuda_include_dir() -> Path:
     found = _first_with("cuda_fp16.h", _candidate_roots())
     if found is None:
         raise FileNotFoundError(
-            "CUDA headers (cuda_fp16.h) not found: install the nvidia-cuda-runtime wheel "
-            "(pip install 'gpubcast[cuda13]' brings it) or set CUDA_PATH to a CUDA toolkit; looked in "
+            "CUDA headers (cuda_fp16.h) not found: install gpubcast[cuda13] (or [cuda12]), which brings "
+            "the nvidia-cuda-runtime wheel, or set CUDA_PATH to a CUDA toolkit; looked in "
             + ", ".join(map(str, _candidate_roots())))
     return found
 
