@@ -103,6 +103,19 @@ def f32_bits(typingctx, f):
 
 
 @intrinsic
+def f32_has_bits(typingctx, f, mask):
+    """True where the bits of float32 ``f`` and the uint32 ``mask`` share a set bit: a 32-bit test
+    (Numba's own ``&`` on a uint32 is 64-bit, which halves the vector width of a loop around it)."""
+    if f != types.float32 or mask != types.uint32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.and_(builder.bitcast(args[0], ir.IntType(32)), args[1])
+        return builder.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(32), 0))
+    return types.boolean(types.float32, types.uint32), codegen
+
+
+@intrinsic
 def f32_split_sqrt2(typingctx, f):
     """(k, m) as two float32: f = 2 ** k * m, m in [sqrt(2)/2, sqrt(2)), for a positive normal float32
     (e_logf.c's normalisation; anything for others).  32-bit integer IR throughout (Numba's own
