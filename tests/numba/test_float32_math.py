@@ -86,6 +86,33 @@ def test_a_large_argument_takes_the_c_library_and_leaves_its_row_alone(name):
     # strided and broadcast rows take the per-element function: the same values
     assert np.array_equal(f(mixed[::2]), together[::2])
     assert np.array_equal(f(np.broadcast_to(mixed[1000], (3, 5)))[0], np.full(5, together[1000]))
+    # in place (out= is x): the large elements' blocks still read their inputs, the others' values too
+    inplace = mixed.copy()
+    f(inplace, out=inplace)
+    assert np.array_equal(inplace, together)
+    small_inplace = small.copy()
+    f(small_inplace, out=small_inplace)
+    assert np.array_equal(small_inplace, alone)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_the_vector_rows_of_other_floats_in_and_out_of_place(name, dtype):
+    """float16/bfloat16 (through float32, their large values too) and float64 (the C library: never
+    large) in the blocked rows: the per-element function's values, in place as well."""
+    import ml_dtypes
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-60000, 60000, 3000).astype(dt)
+    x[[5, 1500]] = [1e30 if dtype != "float16" else 65504, -np.inf]
+    f = getattr(gb, name)
+    got = f(x)
+    assert np.array_equal(got[::1][1:], f(x[1:][::1].copy()), equal_nan=True)      # another block split
+    assert np.array_equal(np.array([f(x[i:i + 1])[0] for i in range(0, 3000, 97)]).astype(dt), got[::97],
+                          equal_nan=True)                                          # element by element
+    y = x.copy()
+    f(y, out=y)
+    assert np.array_equal(y, got, equal_nan=True)
 
 
 @pytest.mark.parametrize("name", ["sin", "arcsin", "expm1", "arctan", "tanh", "sinh", "log1p", "arcsinh", "arctanh",

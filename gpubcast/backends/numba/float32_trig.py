@@ -49,6 +49,9 @@ ULPS = {"sin": 1.0, "cos": 1.0}
 #: sin/cos reduce accurately (r to 2^-28 of itself, at the zeros too) below this; ``sin_cos_large``
 #: flags the finite values from it on (``float32_wide.tan_single`` shares it)
 SIN_COS_REDUCED = F(2.0 ** 19)
+#: ``codecs.f32_magnitude_key`` of SIN_COS_REDUCED: a float32 value's key reaches it exactly where
+#: ``sin_cos_large`` flags the value (the rows take the max of a block's keys)
+SIN_COS_LARGE_KEY = int(SIN_COS_REDUCED.view(np.int32)) + 0x00800000
 
 _TWO_OVER_PI = F(0.6366197466850281)
 # 1.5 * 2^23: x 2/pi + _ROUNDER rounds x 2/pi to an integer (|x 2/pi| < 2^22), k mod 4 its low bits

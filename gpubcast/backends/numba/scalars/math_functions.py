@@ -8,7 +8,7 @@ once, as NumPy's half loops and ml_dtypes do), the C library's complex functions
 them, and NumPy's own formulas (funcs.inc.src, npy_math) for the rest.  float32 values come from the
 vectorising kernels of ``float32_math``, ``float32_trig`` and ``float32_wide`` (``FLOAT32_FUNCTIONS``,
 ``FLOAT32_BINARY``); sin, cos and tan of a float32 beyond their reductions' range (``float32_trig``'s
-``SIN_COS_REDUCED``) from the C library (``sin_cos_large``).
+``SIN_COS_REDUCED``) from the C library (``sin_cos_large``, ``sin_cos_key``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from .. import float32_math as F32
 from .. import float32_trig as T32
 from .. import float32_wide as W32
 from ..cache import overload, register_jitable
-from ..codecs import (BFLOAT16, SYSTEM_COMPLEX, SYSTEM_CPOW, decode, fabs_, fcopysign, fexp2, ftrunc, libm_cbrt,
-                      libm_hypot, libm_nextafter, system_cexp, system_clog)
+from ..codecs import (BFLOAT16, SYSTEM_COMPLEX, SYSTEM_CPOW, decode, f32_magnitude_key, fabs_, fcopysign, fexp2,
+                      ftrunc, libm_cbrt, libm_hypot, libm_nextafter, system_cexp, system_clog)
 from .declare import builder, complex_function, float32_fast, jitable, lift, lift1, raw1, select
 from .values import cge, cle, cmul, cnan, cpack, isnan, like
 
@@ -233,17 +233,18 @@ _cos_vector = float32_fast(T32.cos_single, math.cos)
 _tan_vector = float32_fast(W32.tan_single, math.tan)
 
 
-def sin_cos_large(codec, x):
-    """1 where a raw float is beyond the float32 sin/cos/tan reductions (``float32_trig.SIN_COS_REDUCED``),
-    else 0 (always 0 for float64)."""
+def sin_cos_key(codec, x):
+    """``codecs.f32_magnitude_key`` of a raw float's float32 value (float64: 0, never large): a
+    block whose largest key reaches ``float32_trig.SIN_COS_LARGE_KEY`` holds a finite value beyond
+    the float32 sin/cos/tan reductions (``float32_trig.SIN_COS_REDUCED``)."""
     raise NotImplementedError
 
 
-@overload(sin_cos_large)
-def _sin_cos_large_ov(codec, x):
+@overload(sin_cos_key)
+def _sin_cos_key_ov(codec, x):
     if codec.codec == "native" and x != types.float32:  # float64: the C library throughout
         return lambda codec, x: np.int32(0)
-    return lambda codec, x: T32.sin_cos_large(decode(codec, x))
+    return lambda codec, x: f32_magnitude_key(decode(codec, x))
 
 
 def unary_families():
@@ -315,8 +316,8 @@ def binary_families():
 
 
 def vector_families():
-    """sin, cos and tan by their vectorising float32 functions (``rows.unary_row`` runs them on rows
-    without an element ``sin_cos_large`` flags), complex by the C library's."""
+    """sin, cos and tan by their vectorising float32 functions (``rows.unary_row`` keeps their values
+    in blocks without an element ``sin_cos_key`` marks large), complex by the C library's."""
     return {"sin": {"f": lift1(_sin_vector), "c": _complex_math("csin", cmath.sin)},
             "cos": {"f": lift1(_cos_vector), "c": _complex_math("ccos", cmath.cos)},
             "tan": {"f": lift1(_tan_vector), "c": _complex_math("ctan", cmath.tan)}}
