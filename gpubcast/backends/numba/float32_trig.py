@@ -13,9 +13,10 @@ the reduced argument is tiny and its relative error is what counts.  float16 and
 through these and round once more: within an ulp of their own.
 
 Range: the reduction is accurate while ``|x| < SIN_COS_REDUCED`` (2^19; the derivation is
-``reduce_quarter_turns``'s).  ``sin_cos_large`` flags the larger finite arguments, and the rows
-(``rows.unary_row`` through ``scalars.UNARY_VECTOR``) compute a block holding one by the C library
-instead (sinf, cosf: Payne-Hanek reduction).
+``reduce_quarter_turns``'s).  ``sin_cos_large`` flags the larger finite arguments (a block of them:
+its largest ``codecs.f32_magnitude_key`` reaches ``SIN_COS_LARGE_KEY``), and the rows
+(``rows.unary_row`` through ``scalars.UNARY_VECTOR``) compute a block holding one again by the C
+library (sinf, cosf: Payne-Hanek reduction).
 
 Special values are NumPy's: NaN for NaN and +-inf; sin(-0) is -0; sin(x) = x for subnormal x.
 
