@@ -99,7 +99,17 @@ def _fits():
         big_r = m(lambda v: mp.erfc(v) * mp.exp(v * v), a)
         u = 1 / (1 + a / 2)
         return big_r / u, [u ** j for j in range(11)], u / big_r
-    return {"exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "tanh": tanh, "erf": erf, "erfc": erfc}
+    def sin():        # sin r - r = r^3 P(r^2), r in (0, 0.835] (float32_trig's reduced range), relative
+        r = np.linspace(0.835 / 3000, 0.835, 3000)
+        return m(lambda v: (mp.sin(v) - v) / v ** 3, r), [(r * r) ** j for j in range(4)], \
+            m(lambda v: v ** 3 / mp.sin(v), r)
+
+    def cos():        # cos r - 1 + r^2/2 = r^4 P(r^2), r in (0, 0.835], relative
+        r = np.linspace(0.835 / 3000, 0.835, 3000)
+        return m(lambda v: (mp.cos(v) - 1 + v * v / 2) / v ** 4, r), [(r * r) ** j for j in range(3)], \
+            m(lambda v: v ** 4 / mp.cos(v), r)
+    return {"exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "tanh": tanh, "erf": erf, "erfc": erfc,
+            "sin": sin, "cos": cos}
 
 
 def main(names) -> None:

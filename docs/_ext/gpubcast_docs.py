@@ -14,7 +14,7 @@ Sphinx builds, so a page cannot fall behind what it describes.  Directives, used
     ``ops.MATH_FUNCTION_ULPS``: the accuracy bound of each math function per float dtype.
 ``gpubcast-float32-lanes``
     The Numba backend's float32 SIMD functions and their accuracy bounds (``float32_math.ULPS``,
-    ``float32_activations.ULPS``).
+    ``float32_trig.ULPS``, ``float32_activations.ULPS``).
 ``gpubcast-rules``
     ``rules.RULES``: every rule name and what it means.
 ``gpubcast-cli``
@@ -161,11 +161,11 @@ def accuracy_table() -> list[str]:
 
 def float32_lanes_table() -> list[str]:
     """A Markdown table of the Numba backend's float32-lane functions and their bounds (the ``ULPS`` of
-    ``backends/numba/float32_math.py`` and ``float32_activations.py``)."""
-    from gpubcast.backends.numba import float32_activations, float32_math
+    ``backends/numba/float32_math.py``, ``float32_trig.py`` and ``float32_activations.py``)."""
+    from gpubcast.backends.numba import float32_activations, float32_math, float32_trig
 
     rows = ["| function | bound (ulps of the true value) |", "|---|---|"]
-    for name, ulps in {**float32_math.ULPS, **float32_activations.ULPS}.items():
+    for name, ulps in {**float32_math.ULPS, **float32_trig.ULPS, **float32_activations.ULPS}.items():
         rows.append(f"| `{name}` | {ulps:g} |")
     return rows
 

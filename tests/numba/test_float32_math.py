@@ -1,12 +1,14 @@
-"""The Numba backend's float32 math.  float32_math.py and float32_activations.py (float32 lanes):
-within their stated bounds (``ULPS``, in ulps of the true value) on 2^16 inputs spread over the whole
-range and the special values, which are NumPy's (NaN, +-inf, the sign of a zero, overflow and
-underflow where the true value does); float16 and bfloat16 through them within an ulp of their own on
-every one of their 65536 values; the binary logaddexp/logaddexp2 on NumPy's float32 formula.
-float32_wide.py (float64 arithmetic rounded once) against NumPy's float64 result rounded once: within
-one float32 ulp on random bit patterns, dense ranges and the special values; sin/cos of a row holding
-a large argument (beyond the polynomial reduction) take the C library for it and give every other
-element the same value as without it.  (Every float32 input: test_float32_math_exhaustive.py.)"""
+"""The Numba backend's float32 math.  float32_math.py, float32_trig.py and float32_activations.py
+(float32 lanes): within their stated bounds (``ULPS``, in ulps of the true value) on 2^16 inputs
+spread over the whole range and the special values, which are NumPy's (NaN, +-inf, the sign of a
+zero, overflow and underflow where the true value does); sin and cos at the float32 values nearest
+every multiple of pi/2 below their reduction's bound, where the reduced argument is smallest; float16
+and bfloat16 through them within an ulp of their own on every one of their 65536 values; the binary
+logaddexp/logaddexp2 on NumPy's float32 formula.  float32_wide.py (float64 arithmetic rounded once),
+sin and cos too, against NumPy's float64 result rounded once: within one float32 ulp on random bit
+patterns, dense ranges and the special values; sin/cos of a row holding a large argument (beyond the
+polynomial reduction) take the C library for it and give every other element the same value as
+without it.  (Every float32 input: test_float32_math_exhaustive.py.)"""
 
 import math
 import re
@@ -84,6 +86,33 @@ def test_a_large_argument_takes_the_c_library_and_leaves_its_row_alone(name):
     # strided and broadcast rows take the per-element function: the same values
     assert np.array_equal(f(mixed[::2]), together[::2])
     assert np.array_equal(f(np.broadcast_to(mixed[1000], (3, 5)))[0], np.full(5, together[1000]))
+    # in place (out= is x): the large elements' blocks still read their inputs, the others' values too
+    inplace = mixed.copy()
+    f(inplace, out=inplace)
+    assert np.array_equal(inplace, together)
+    small_inplace = small.copy()
+    f(small_inplace, out=small_inplace)
+    assert np.array_equal(small_inplace, alone)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_the_vector_rows_of_other_floats_in_and_out_of_place(name, dtype):
+    """float16/bfloat16 (through float32, their large values too) and float64 (the C library: never
+    large) in the blocked rows: the per-element function's values, in place as well."""
+    import ml_dtypes
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-60000, 60000, 3000).astype(dt)
+    x[[5, 1500]] = [1e30 if dtype != "float16" else 65504, -np.inf]
+    f = getattr(gb, name)
+    got = f(x)
+    assert np.array_equal(got[::1][1:], f(x[1:][::1].copy()), equal_nan=True)      # another block split
+    assert np.array_equal(np.array([f(x[i:i + 1])[0] for i in range(0, 3000, 97)]).astype(dt), got[::97],
+                          equal_nan=True)                                          # element by element
+    y = x.copy()
+    f(y, out=y)
+    assert np.array_equal(y, got, equal_nan=True)
 
 
 @pytest.mark.parametrize("name", ["sin", "arcsin", "expm1", "arctan", "tanh", "sinh", "log1p", "arcsinh", "arctanh",
@@ -187,6 +216,29 @@ def test_half_types_through_the_lanes_within_an_ulp_on_every_value(name, dtype):
     assert d.max() <= 1, f"{name}({x[worst]!r}) = {got[worst]!r}, true rounded {want[worst]!r}"
 
 
+def _near_quarter_turns():
+    """The float32 values nearest k pi/2 for every k whose multiple is below the reduction's bound,
+    and their neighbours two ulps either side, both signs: where sin or cos is nearest 0 (and +-1)."""
+    from gpubcast.backends.numba.float32_trig import SIN_COS_REDUCED
+    k = np.arange(1, int(SIN_COS_REDUCED / (np.pi / 2)) + 1, dtype=np.float64)
+    bits = (k * (np.pi / 2)).astype(np.float32).view(np.int32)
+    x = np.concatenate([bits + d for d in (-2, -1, 0, 1, 2)]).view(np.float32)
+    x = x[x < SIN_COS_REDUCED]
+    return np.concatenate([x, -x])
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_cos_at_their_zeros_within_the_bound(name):
+    """sin near k pi (and cos near (k + 1/2) pi) is as small as the reduced argument r = x - k pi/2,
+    down to 2^-27.8 (x = 252.89821): its relative error is what the bound holds there."""
+    x = _near_quarter_turns()
+    got = getattr(gb, name)(x)
+    want = getattr(np, name)(x.astype(np.float64))
+    err = ulp_error(got, want)
+    worst = int(np.argmax(err))
+    assert err.max() <= ULPS[name], f"{name}({x[worst]!r}) = {got[worst]!r}, true {want[worst]!r}: {err.max()}"
+
+
 @pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
 def test_logaddexp_on_numpys_float32_formula(name):
     """max + log1p(exp(-|x - y|)) with x - y rounded in float32 (NumPy's float32 loop): within the
@@ -213,9 +265,10 @@ def test_logaddexp_on_numpys_float32_formula(name):
 
 
 #: the float32-lane ops by kind (loop dtypes float32): one per kernel family in the default suite
-VECTOR_OPS = {"exp": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "erf": 1, "gelu": 1, "logaddexp": 2, "selu": 3}
+VECTOR_OPS = {"exp": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "erf": 1, "gelu": 1, "logaddexp": 2, "selu": 3,
+              "sin": 1}
 VECTOR_OPS_MORE = {"exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "gelu_tanh": 1, "softplus": 1,
-                   "mish": 1, "logaddexp2": 2, "elu": 2, "celu": 2, "swish": 2}
+                   "mish": 1, "logaddexp2": 2, "elu": 2, "celu": 2, "swish": 2, "cos": 1}
 
 
 def _vector_widths(name, arity, tmp_path, monkeypatch):

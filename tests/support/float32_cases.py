@@ -1,6 +1,7 @@
-"""Shared pieces of the float32-lane tests (backends/numba/float32_math.py, float32_activations.py):
-which gpubcast call computes each function, its float64 reference, and the error in ulps of the true
-value that the bounds (``float32_math.ULPS``, ``float32_activations.ULPS``) are stated in."""
+"""Shared pieces of the float32-lane tests (backends/numba/float32_math.py, float32_trig.py,
+float32_activations.py): which gpubcast call computes each function, its float64 reference, and the
+error in ulps of the true value that the bounds (``float32_math.ULPS``, ``float32_trig.ULPS``,
+``float32_activations.ULPS``) are stated in."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import math
 import numpy as np
 
 import gpubcast as gb
-from gpubcast.backends.numba import float32_activations, float32_math
+from gpubcast.backends.numba import float32_activations, float32_math, float32_trig
 
 #: default parameters of the activations that take some (ONNX's, the registry's)
 SELU = (1.67326319217681884765625, 1.05070102214813232421875)
@@ -25,7 +26,7 @@ def _softplus(x):
 UNARY = {
     "exp": (gb.exp, np.exp), "exp2": (gb.exp2, np.exp2), "expm1": (gb.expm1, np.expm1),
     "log": (gb.log, np.log), "log2": (gb.log2, np.log2), "log10": (gb.log10, np.log10),
-    "log1p": (gb.log1p, np.log1p), "tanh": (gb.tanh, np.tanh),
+    "log1p": (gb.log1p, np.log1p), "tanh": (gb.tanh, np.tanh), "sin": (gb.sin, np.sin), "cos": (gb.cos, np.cos),
     "sigmoid": (gb.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))), "erf": (gb.erf, _ERF),
     "gelu": (gb.gelu, lambda x: 0.5 * x * _ERFC(x * -0.7071067811865476)),
     "gelu_tanh": (lambda x: gb.gelu(x, "tanh"),
@@ -43,7 +44,7 @@ OP = {name: (name, ()) for name in UNARY}
 OP.update({"gelu_tanh": ("gelu_tanh", ()), "swish": ("swish", (1.0,)), "elu": ("elu", (1.0,)),
            "celu": ("celu", (1.0,)), "selu": ("selu", SELU)})
 #: every stated bound, by function name
-ULPS = {**float32_math.ULPS, **float32_activations.ULPS}
+ULPS = {**float32_math.ULPS, **float32_trig.ULPS, **float32_activations.ULPS}
 
 _TWO128 = 2.0 ** 128
 
@@ -80,4 +81,9 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e-45, -3
                     0.41421354, -0.29289323, 88.72283, 88.72284, 88.7229, -87.33655, -87.3366, -103.27893,
                     -103.97208, -103.9721, -104.0, 127.99999, 128.0, -149.0, -149.5, -150.0, -151.0, 9.01, 9.1,
                     3.9, 3.92, 16.64, 17.0, -17.33, -18.0, -24.0, -24.1, -12.9, -14.85, 10.5, -10.5, 174.0, -174.0,
-                    -110.0, -110.1], np.float32)
+                    -110.0, -110.1,
+                    # sin/cos: the quadrants' edges, zeros of sin and cos (the float32 nearest k pi/2; the
+                    # smallest reduced arguments below the bound: 252.89821, 267058.94), the bound 2^19
+                    0.7853981, 0.78539819, 0.7853982, 1.5707963, 1.5707964, 3.1415925, 3.1415927, 4.712389,
+                    -4.712389, 6.2831855, 252.89821, -252.89821, 52516.434, 267058.94, -267058.94, 517298.6,
+                    524287.97, -524287.97, 524288.0, -524288.0, 524288.03, 1e5, 1e10, -1e30], np.float32)

@@ -164,7 +164,7 @@ def make_spec(op, in_dtypes, out_dtype, scalar_second: bool = False) -> Spec | N
         f = S.UNARY[op.name]
         vector = S.UNARY_VECTOR.get(op.name, ())
         heavy = op.name in S.HEAVY_UNARY
-        return Spec("unary", lambda: rows.unary_row(f, codec, ra, ro, *(vector or (None, None)), heavy), (ra, ro),
+        return Spec("unary", lambda: rows.unary_row(f, codec, ra, ro, *(vector or (None, None, 0)), heavy), (ra, ro),
                     (_view(in_dtypes[0], ra), _view(out_dtype, ro)))
     if op.kind != "binary" or op.name not in S.SCALAR:
         return None

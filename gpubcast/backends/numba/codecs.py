@@ -103,6 +103,35 @@ def f32_bits(typingctx, f):
 
 
 @intrinsic
+def f32_has_bits(typingctx, f, mask):
+    """True where the bits of float32 ``f`` and the uint32 ``mask`` share a set bit: a 32-bit test
+    (Numba's own ``&`` on a uint32 is 64-bit, which halves the vector width of a loop around it)."""
+    if f != types.float32 or mask != types.uint32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.and_(builder.bitcast(args[0], ir.IntType(32)), args[1])
+        return builder.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(32), 0))
+    return types.boolean(types.float32, types.uint32), codegen
+
+
+@intrinsic
+def f32_magnitude_key(typingctx, f):
+    """An int32 that orders the finite float32 values by magnitude (the bits of |f| plus 2^23: from
+    2^23 at 0 up to 2^31 - 1 at the largest finite value) and is negative for +-inf and NaN (the sum
+    wraps): the max of a block's keys tells whether it holds a finite value of magnitude >= some bound.
+    32-bit IR (Numba's own integer arithmetic is 64-bit)."""
+    if f != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        bits = builder.and_(builder.bitcast(args[0], i32), ir.Constant(i32, 0x7FFFFFFF))
+        return builder.add(bits, ir.Constant(i32, 0x00800000))
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
 def f32_split_sqrt2(typingctx, f):
     """(k, m) as two float32: f = 2 ** k * m, m in [sqrt(2)/2, sqrt(2)), for a positive normal float32
     (e_logf.c's normalisation; anything for others).  32-bit integer IR throughout (Numba's own

@@ -1,6 +1,7 @@
-"""float32 math functions computed in float64 by arithmetic only, rounded once to float32: the
-trigonometric and inverse ones, sinh, cosh and the inverse hyperbolic ones, cbrt, hypot, arctan2
-(exp, log, tanh, erf and the activations: ``float32_math``, in float32 lanes).
+"""float32 math functions computed in float64 by arithmetic only, rounded once to float32: tan and
+the inverse trigonometric ones, sinh, cosh and the inverse hyperbolic ones, cbrt, hypot, arctan2
+(exp, log, tanh, erf and the activations: ``float32_math``, sin and cos: ``float32_trig``, in float32
+lanes).
 
 The C library's float functions are calls LLVM cannot vectorise (Numba has no vector math library
 here: NumPy's own SIMD loops are the peer to beat); these functions are float64 polynomials and
@@ -10,9 +11,10 @@ rounded once: within an ulp of the true value, as NumPy's float64 result rounded
 (``ops.MATH_FUNCTION_ULPS``).  float16 and bfloat16 compute in float32 and so through these too.
 
 Every function takes and returns a float32 value and gives NumPy's special values (NaN, +-inf,
-+-0, the domain edges).  ``sin`` and ``cos`` reduce their argument with a three-part pi/2, exact
-while ``|x| < SIN_COS_REDUCED``; ``sin_cos_large`` counts larger finite arguments, and the rows
-(``rows.unary_row``) run a row holding one through the C library instead (``scalars``).
++-0, the domain edges).  ``tan`` reduces its argument with a two-part pi/2, exact while ``|x| <
+float32_trig.SIN_COS_REDUCED`` (2^19, the bound sin and cos share); ``float32_trig.sin_cos_large``
+flags larger finite arguments, and the rows (``rows.unary_row``) run a block holding one through the
+C library instead (``scalars``).
 
 Coefficients: Taylor series (1/k! and 1/(2k+1)), truncated where the next term is below 3e-9
 relative (a tenth of a float32 ulp); fdlibm's pi/2 split (33 bits and the rest) and its minimax
@@ -32,8 +34,6 @@ LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 
 LN2, INV_LN2 = 0.6931471805599453, 1.4426950408889634
 SQRT2 = 1.4142135623730951
 
-#: sin/cos arguments below this reduce to 1e-20 (k = round(x * 2/pi) < 2^19: k * PIO2_1 is exact)
-SIN_COS_REDUCED = np.float32(2.0 ** 19)
 _INVPIO2 = 6.36619772367581382433e-01
 _PIO2_1, _PIO2_1T = 1.57079632673412561417e+00, 6.07710050650619224932e-11  # pi/2: 33 bits + the rest
 
@@ -233,7 +233,7 @@ def _exponent_split(a):
 
 @inlined
 def tan_single(v):
-    """tan for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
+    """tan for |v| < float32_trig.SIN_COS_REDUCED (2^19), inf and NaN (NaN)."""
     q, r = _quarter_turns(np.float64(v))
     s, c = _sin_poly(r), _cos_poly(r)
     return np.float32(-c / s if q == 1.0 or q == 3.0 else s / c)
@@ -242,7 +242,7 @@ def tan_single(v):
 @register_jitable
 def _quarter_turns(x):
     """(q, r): x = k pi/2 + r, q = k mod 4 (as a float: no conversion of NaN or inf), |r| <= pi/4;
-    r to 1e-20 for |x| < SIN_COS_REDUCED (k * PIO2_1 is exact, and so is x - k * PIO2_1); NaN r
+    r to 1e-20 for |x| < 2^19 (k < 2^19: k * PIO2_1 is exact, and so is x - k * PIO2_1); NaN r
     for inf and NaN."""
     k = ffloor(x * _INVPIO2 + 0.5)
     r = (x - k * _PIO2_1) - k * _PIO2_1T
@@ -268,27 +268,3 @@ def _cos_poly(r):
     """cos r for |r| <= pi/4 to 2^-34.1 (fdlibm's __kernel_cosdf)."""
     z = r * r
     return 1.0 + z * (_C0 + z * (_C1 + z * (_C2 + z * _C3)))
-
-
-@inlined
-def sin_single(v):
-    """sin for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
-    q, r = _quarter_turns(np.float64(v))
-    t = _cos_poly(r) if q == 1.0 or q == 3.0 else _sin_poly(r)
-    return np.float32(-t if q >= 2.0 else t)
-
-
-@inlined
-def cos_single(v):
-    """cos for |v| < SIN_COS_REDUCED, inf and NaN (NaN)."""
-    q, r = _quarter_turns(np.float64(v))
-    t = _sin_poly(r) if q == 1.0 or q == 3.0 else _cos_poly(r)
-    t = -t if q == 1.0 or q == 2.0 else t
-    return np.float32(t)
-
-
-@register_jitable
-def sin_cos_large(v):
-    """1 where ``sin_single``/``cos_single`` cannot reduce v (finite, |v| >= SIN_COS_REDUCED), else 0."""
-    a = fabs_(v)
-    return np.int32((a >= SIN_COS_REDUCED) & (a < INF))  # no short circuit: a branch would stop vectorising

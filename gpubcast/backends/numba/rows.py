@@ -95,35 +95,45 @@ def where_row(TC, TV):
     return _compile(row, "where_row", TC, TV)
 
 
-#: elements per block of a row that ``unary_row`` checks for large elements, then computes
+#: elements per block of a row that ``unary_row`` computes by ``V``, and again by ``F`` if one is large
 VECTOR_BLOCK = 512
 
 
-def unary_row(F, C, TA, TO, V=None, LARGE=None, heavy=False):
+def unary_row(F, C, TA, TO, V=None, KEY=None, LARGE_KEY=0, heavy=False):
     """Row function of unary scalar function ``F`` under codec ``C``: raw input type ``TA``, raw
-    output type ``TO``.  With ``V`` and ``LARGE`` (``scalars.UNARY_VECTOR``), a contiguous row none of
-    whose elements is ``LARGE`` is computed by ``V`` (F's value there, in a loop that vectorises).
+    output type ``TO``.  With ``V``, ``KEY`` and ``LARGE_KEY`` (``scalars.UNARY_VECTOR``), a contiguous
+    row is computed by ``V`` (F's value where ``KEY`` is below ``LARGE_KEY``, in a loop that
+    vectorises) a block at a time, and a block whose largest key reaches ``LARGE_KEY`` again by ``F``.
     ``heavy`` (a long body, ``scalars.HEAVY_UNARY``): the contiguous loop is a function of its own, not
     inlined into the row, so that its registers are its own: inlined, the row's other loops' values
     pushed its constants out of registers and cost tanh 20 % (0.50 vs 0.39-0.42 ns/element, measured
     with gb.tanh(x, out=o) on 256 K float32, one core)."""
     if V is None:
-        def contiguous(px, ox, po, oo, n):
+        def contiguous(px, ox, po, oo, n, scratch):
             for k in range(n):
                 store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
     else:
-        def contiguous(px, ox, po, oo, n):
-            for b in range(0, n, VECTOR_BLOCK):  # a block's second read comes from L1
+        in_bytes, out_bytes = np.dtype(TA).itemsize, np.dtype(TO).itemsize
+        assert VECTOR_BLOCK * out_bytes <= ACC * 16   # a block fits the row's own scratch (``memory``)
+
+        def contiguous(px, ox, po, oo, n, scratch):
+            # out= is x itself (the one overlap dispatch lets reach a row: element for element): V's
+            # values go to scratch first, so that F can still read a large block's input
+            inplace = px + ox * in_bytes == po + oo * out_bytes
+            for b in range(0, n, VECTOR_BLOCK):
                 e = min(b + VECTOR_BLOCK, n)
-                large = np.int32(0)
-                for k in range(b, e):  # a count, not a flag: the loop vectorises
-                    large += LARGE(C, load(px, ox + k, TA))
-                if large == 0:
-                    for k in range(b, e):
-                        store(po, oo + k, V(C, load(px, ox + k, TA)), TO)
-                else:
+                dst, at = (scratch, -b) if inplace else (po, oo)
+                largest = np.int32(-2 ** 31)
+                for k in range(b, e):  # one pass, the keys' max in int32 lanes (a check pass first cost 15 %)
+                    x = load(px, ox + k, TA)
+                    largest = max(largest, KEY(C, x))
+                    store(dst, at + k, V(C, x), TO)
+                if largest >= LARGE_KEY:
                     for k in range(b, e):
                         store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
+                elif inplace:
+                    for k in range(b, e):
+                        store(po, oo + k, load(scratch, k - b, TO), TO)
     contiguous = register_jitable(forceinline=not heavy)(contiguous)
 
     def row(ptrs, offs, strides, nops, n, m, scratch):
@@ -133,7 +143,7 @@ def unary_row(F, C, TA, TO, V=None, LARGE=None, heavy=False):
         for i in range(m):
             ox, oo = load(offs, 0, I64) + i * rx, load(offs, 1, I64) + i * ro
             if so == 1 and sx == 1:
-                contiguous(px, ox, po, oo, n)
+                contiguous(px, ox, po, oo, n, scratch)
             elif sx == 0:  # one value along the row
                 y = F(C, load(px, ox, TA))
                 for k in range(n):
@@ -141,7 +151,8 @@ def unary_row(F, C, TA, TO, V=None, LARGE=None, heavy=False):
             else:
                 for k in range(n):
                     store(po, oo + k * so, F(C, load(px, ox + k * sx, TA)), TO)
-    return _compile(row, "unary_row", F, C, TA, TO, *(() if V is None else (V, LARGE)), *(("heavy",) if heavy else ()))
+    return _compile(row, "unary_row", F, C, TA, TO, *(() if V is None else (V, KEY, LARGE_KEY)),
+                    *(("heavy",) if heavy else ()))
 
 
 def variadic_row(STEP, FIN, C, T):

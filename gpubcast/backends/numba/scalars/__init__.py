@@ -41,17 +41,18 @@ non-integer exponent calls the C library's ``cpow``/``cpowf`` like NumPy on x86-
 from __future__ import annotations
 
 from .. import float32_math as F32
+from .. import float32_trig as F32T
 from . import activations, arithmetic, math_functions, unary
 from .activations import FLOAT32_ACTIVATIONS, narrow
 from .declare import declare_binary, declare_parametric, declare_unary
-from .math_functions import FLOAT32_BINARY, FLOAT32_FUNCTIONS, bfloat16_value, sin_cos_large
+from .math_functions import FLOAT32_BINARY, FLOAT32_FUNCTIONS, bfloat16_value, sin_cos_key
 from .unary import move
 from .values import cpack, like
 from .variadic import count_finish, mean_finish
 
 __all__ = ["FLOAT32_ACTIVATIONS", "FLOAT32_BINARY", "FLOAT32_FUNCTIONS", "HEAVY_UNARY", "PARAMETRIC", "SCALAR",
            "SCALAR_SECOND_CONSTANT", "SIGN_AGNOSTIC", "UNARY", "UNARY_VECTOR", "VARIADIC", "bfloat16_value",
-           "count_finish", "cpack", "like", "mean_finish", "move", "narrow", "row_functions", "sin_cos_large"]
+           "count_finish", "cpack", "like", "mean_finish", "move", "narrow", "row_functions", "sin_cos_key"]
 
 
 def _make_stubs(table, prefix):
@@ -102,9 +103,10 @@ UNARY = _make_unary_stubs({**unary.families(SCALAR["maximum"]), **math_functions
 HEAVY_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sigmoid", "erf",
                          "softplus", "mish", "gelu", "gelu_tanh"})
 
-#: unary op name -> (``vector``, ``large``): ``vector(codec, x)`` is the op's value where
-#: ``large(codec, x)`` is 0 and vectorises; ``unary_row`` runs it on rows without a large element
-UNARY_VECTOR = {name: (stub, sin_cos_large) for name, stub in _make_unary_stubs(
+#: unary op name -> (``vector``, ``key``, ``large_key``): ``vector(codec, x)`` is the op's value
+#: where ``key(codec, x)`` (an int32) is below ``large_key``, and vectorises; ``unary_row`` keeps its
+#: values in blocks whose largest key is below ``large_key``
+UNARY_VECTOR = {name: (stub, sin_cos_key, F32T.SIN_COS_LARGE_KEY) for name, stub in _make_unary_stubs(
     math_functions.vector_families(), prefix="unary_vector_").items()}
 
 #: variadic op name -> (step scalar function, finish function)

@@ -6,9 +6,9 @@ logaddexp2, copysign, nextafter, fmax, fmin), by value family.
 NumPy's values: the C library's real functions (float16 and bfloat16 computed in float32 and rounded
 once, as NumPy's half loops and ml_dtypes do), the C library's complex functions where NumPy calls
 them, and NumPy's own formulas (funcs.inc.src, npy_math) for the rest.  float32 values come from the
-vectorising kernels of ``float32_math`` and ``float32_wide`` (``FLOAT32_FUNCTIONS``,
-``FLOAT32_BINARY``); sin, cos and tan of a float32 beyond ``float32_wide``'s exact reduction from the
-C library (``sin_cos_large``).
+vectorising kernels of ``float32_math``, ``float32_trig`` and ``float32_wide`` (``FLOAT32_FUNCTIONS``,
+``FLOAT32_BINARY``); sin, cos and tan of a float32 beyond their reductions' range (``float32_trig``'s
+``SIN_COS_REDUCED``) from the C library (``sin_cos_large``, ``sin_cos_key``).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import numpy as np
 from numba.core import types
 
 from .. import float32_math as F32
+from .. import float32_trig as T32
 from .. import float32_wide as W32
 from ..cache import overload, register_jitable
-from ..codecs import (BFLOAT16, SYSTEM_COMPLEX, SYSTEM_CPOW, decode, fabs_, fcopysign, fexp2, ftrunc, libm_cbrt,
-                      libm_hypot, libm_nextafter, system_cexp, system_clog)
+from ..codecs import (BFLOAT16, SYSTEM_COMPLEX, SYSTEM_CPOW, decode, f32_magnitude_key, fabs_, fcopysign, fexp2,
+                      ftrunc, libm_cbrt, libm_hypot, libm_nextafter, system_cexp, system_clog)
 from .declare import builder, complex_function, float32_fast, jitable, lift, lift1, raw1, select
 from .values import cge, cle, cmul, cnan, cpack, isnan, like
 
@@ -194,9 +195,9 @@ def _complex_math(name, portable):
     return complex_function(SYSTEM_COMPLEX[name], portable)
 
 
-#: math functions whose float32 values come from ``float32_wide`` (float64 formulas that vectorise; the C
-#: library elsewhere)
-FLOAT32_FUNCTIONS = {"sin": W32.sin_single, "cos": W32.cos_single, "tan": W32.tan_single,
+#: math functions whose float32 values come from ``float32_trig`` (sin, cos: float32 lanes) or
+#: ``float32_wide`` (float64 formulas): both vectorise; the C library elsewhere
+FLOAT32_FUNCTIONS = {"sin": T32.sin_single, "cos": T32.cos_single, "tan": W32.tan_single,
                      "arcsin": W32.arcsin_single, "arccos": W32.arccos_single, "arctan": W32.arctan_single,
                      "sinh": W32.sinh_single, "cosh": W32.cosh_single, "arcsinh": W32.arcsinh_single,
                      "arccosh": W32.arccosh_single, "arctanh": W32.arctanh_single}
@@ -210,38 +211,40 @@ FLOAT32_BINARY = frozenset({"arctan2", "hypot", "logaddexp", "logaddexp2", "elu"
 @register_jitable
 def _sin_exact(v):
     """sin of any value: float32's vectorised polynomial where it reduces exactly, else the C library."""
-    return math.sin(v) if W32.sin_cos_large(v) else _sin_vector(v)
+    return math.sin(v) if T32.sin_cos_large(v) else _sin_vector(v)
 
 
 @register_jitable
 def _cos_exact(v):
-    return math.cos(v) if W32.sin_cos_large(v) else _cos_vector(v)
+    return math.cos(v) if T32.sin_cos_large(v) else _cos_vector(v)
 
 
 @register_jitable
 def _tan_exact(v):
-    return math.tan(v) if W32.sin_cos_large(v) else _tan_vector(v)
+    return math.tan(v) if T32.sin_cos_large(v) else _tan_vector(v)
 
 
-_sin_vector = float32_fast(W32.sin_single, math.sin)
+_sin_vector = float32_fast(T32.sin_single, math.sin)
 
 
-_cos_vector = float32_fast(W32.cos_single, math.cos)
+_cos_vector = float32_fast(T32.cos_single, math.cos)
 
 
 _tan_vector = float32_fast(W32.tan_single, math.tan)
 
 
-def sin_cos_large(codec, x):
-    """1 where a raw float is beyond ``float32_wide``'s sin/cos reduction, else 0 (always 0 for float64)."""
+def sin_cos_key(codec, x):
+    """``codecs.f32_magnitude_key`` of a raw float's float32 value (float64: 0, never large): a
+    block whose largest key reaches ``float32_trig.SIN_COS_LARGE_KEY`` holds a finite value beyond
+    the float32 sin/cos/tan reductions (``float32_trig.SIN_COS_REDUCED``)."""
     raise NotImplementedError
 
 
-@overload(sin_cos_large)
-def _sin_cos_large_ov(codec, x):
+@overload(sin_cos_key)
+def _sin_cos_key_ov(codec, x):
     if codec.codec == "native" and x != types.float32:  # float64: the C library throughout
         return lambda codec, x: np.int32(0)
-    return lambda codec, x: W32.sin_cos_large(decode(codec, x))
+    return lambda codec, x: f32_magnitude_key(decode(codec, x))
 
 
 def unary_families():
@@ -313,8 +316,8 @@ def binary_families():
 
 
 def vector_families():
-    """sin, cos and tan by their vectorising float32 functions (``rows.unary_row`` runs them on rows
-    without an element ``sin_cos_large`` flags), complex by the C library's."""
+    """sin, cos and tan by their vectorising float32 functions (``rows.unary_row`` keeps their values
+    in blocks without an element ``sin_cos_key`` marks large), complex by the C library's."""
     return {"sin": {"f": lift1(_sin_vector), "c": _complex_math("csin", cmath.sin)},
             "cos": {"f": lift1(_cos_vector), "c": _complex_math("ccos", cmath.cos)},
             "tan": {"f": lift1(_tan_vector), "c": _complex_math("ctan", cmath.tan)}}
