@@ -301,8 +301,8 @@ def test_an_installed_peer_runs_in_the_sweep(library, monkeypatch):
 
 
 def test_fake_module_peer_is_used_when_present(monkeypatch):
-    """A stand-in ``torch`` (from_numpy / add / addcmul / tanh / exp / sigmoid / gelu on NumPy) goes through the torch library's
-    own spellings, so its code path runs where PyTorch is not installed."""
+    """A stand-in ``torch`` (from_numpy / add / addcmul / tanh / exp / sigmoid / gelu on NumPy) goes
+    through the torch library's own spellings, so its code path runs where PyTorch is not installed."""
     fake = types.SimpleNamespace(
         __version__="0.0-test", get_num_threads=lambda: 2, from_numpy=lambda x: types.SimpleNamespace(a=x),
         add=lambda x, y: _Tensor(x.a + y.a), tanh=lambda x: _Tensor(np.tanh(x.a)),
