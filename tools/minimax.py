@@ -108,8 +108,13 @@ def _fits():
         r = np.linspace(0.835 / 3000, 0.835, 3000)
         return m(lambda v: (mp.cos(v) - 1 + v * v / 2) / v ** 4, r), [(r * r) ** j for j in range(3)], \
             m(lambda v: v ** 4 / mp.cos(v), r)
+
+    def tan():        # tan r - r = r^3 P(r^2), r in (0, 0.835] (float32_trig's reduced range), relative
+        r = np.linspace(0.835 / 3000, 0.835, 3000)
+        return m(lambda v: (mp.tan(v) - v) / v ** 3, r), [(r * r) ** j for j in range(8)], \
+            m(lambda v: v ** 3 / mp.tan(v), r)
     return {"exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "tanh": tanh, "erf": erf, "erfc": erfc,
-            "sin": sin, "cos": cos}
+            "sin": sin, "cos": cos, "tan": tan}
 
 
 def main(names) -> None:

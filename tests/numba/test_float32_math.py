@@ -1,12 +1,12 @@
 """The Numba backend's float32 math.  float32_math.py, float32_trig.py and float32_activations.py
 (float32 lanes): within their stated bounds (``ULPS``, in ulps of the true value) on 2^16 inputs
 spread over the whole range and the special values, which are NumPy's (NaN, +-inf, the sign of a
-zero, overflow and underflow where the true value does); sin and cos at the float32 values nearest
+zero, overflow and underflow where the true value does); sin, cos and tan at the float32 values nearest
 every multiple of pi/2 below their reduction's bound, where the reduced argument is smallest; float16
 and bfloat16 through them within an ulp of their own on every one of their 65536 values; the binary
 logaddexp/logaddexp2 on NumPy's float32 formula.  float32_wide.py (float64 arithmetic rounded once),
-sin and cos too, against NumPy's float64 result rounded once: within one float32 ulp on random bit
-patterns, dense ranges and the special values; sin/cos of a row holding a large argument (beyond the
+sin, cos and tan too, against NumPy's float64 result rounded once: within one float32 ulp on random bit
+patterns, dense ranges and the special values; sin/cos/tan of a row holding a large argument (beyond the
 polynomial reduction) take the C library for it and give every other element the same value as
 without it.  (Every float32 input: test_float32_math_exhaustive.py.)"""
 
@@ -70,7 +70,7 @@ def test_within_one_ulp_of_numpy_float64_rounded_once(name):
     assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros])), f"{name}: the sign of a zero"
 
 
-@pytest.mark.parametrize("name", ["sin", "cos"])
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
 def test_a_large_argument_takes_the_c_library_and_leaves_its_row_alone(name):
     rng = np.random.default_rng(7)
     small = rng.uniform(-100, 100, 4099).astype(np.float32)
@@ -218,7 +218,8 @@ def test_half_types_through_the_lanes_within_an_ulp_on_every_value(name, dtype):
 
 def _near_quarter_turns():
     """The float32 values nearest k pi/2 for every k whose multiple is below the reduction's bound,
-    and their neighbours two ulps either side, both signs: where sin or cos is nearest 0 (and +-1)."""
+    and their neighbours two ulps either side, both signs: where sin or cos is nearest 0 (and +-1),
+    tan nearest 0 or its poles."""
     from gpubcast.backends.numba.float32_trig import SIN_COS_REDUCED
     k = np.arange(1, int(SIN_COS_REDUCED / (np.pi / 2)) + 1, dtype=np.float64)
     bits = (k * (np.pi / 2)).astype(np.float32).view(np.int32)
@@ -227,13 +228,15 @@ def _near_quarter_turns():
     return np.concatenate([x, -x])
 
 
-@pytest.mark.parametrize("name", ["sin", "cos"])
-def test_sin_cos_at_their_zeros_within_the_bound(name):
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_sin_cos_tan_at_their_zeros_and_poles_within_the_bound(name):
     """sin near k pi (and cos near (k + 1/2) pi) is as small as the reduced argument r = x - k pi/2,
-    down to 2^-27.8 (x = 252.89821): its relative error is what the bound holds there."""
+    down to 2^-27.8 (x = 252.89821): its relative error is what the bound holds there; tan is as
+    small there, and as large (-1/r, up to 2.4e8, finite) near (k + 1/2) pi."""
     x = _near_quarter_turns()
     got = getattr(gb, name)(x)
     want = getattr(np, name)(x.astype(np.float64))
+    assert np.isfinite(got).all()
     err = ulp_error(got, want)
     worst = int(np.argmax(err))
     assert err.max() <= ULPS[name], f"{name}({x[worst]!r}) = {got[worst]!r}, true {want[worst]!r}: {err.max()}"
@@ -266,7 +269,7 @@ def test_logaddexp_on_numpys_float32_formula(name):
 
 #: the float32-lane ops by kind (loop dtypes float32): one per kernel family in the default suite
 VECTOR_OPS = {"exp": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "erf": 1, "gelu": 1, "logaddexp": 2, "selu": 3,
-              "sin": 1}
+              "sin": 1, "tan": 1}
 VECTOR_OPS_MORE = {"exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "gelu_tanh": 1, "softplus": 1,
                    "mish": 1, "logaddexp2": 2, "elu": 2, "celu": 2, "swish": 2, "cos": 1}
 

@@ -1,6 +1,6 @@
 """Every float32 input (all 2^32 bit patterns, NaNs and infinities included) of each float32-lane
 function (backends/numba/float32_math.py, float32_trig.py, float32_activations.py with default
-parameters; sin and cos beyond their reduction's range through the C library's sinf/cosf) through
+parameters; sin, cos and tan beyond their reduction's range through the C library's) through
 gpubcast, against the C library's float64 function (within an ulp of double: 2^-29 of a float32 ulp,
 so a result's error is measured to that, double rounding included): within its stated bound
 (``ULPS``), NaN exactly where the true value is, zeros with the true value's sign.  Marked slow:
@@ -37,7 +37,7 @@ REFERENCES = {
     "log10": lambda x: math.log10(x) if x > 0.0 else (-math.inf if x == 0.0 else math.nan),
     "log1p": lambda x: math.log1p(x) if x > -1.0 else (-math.inf if x == -1.0 else math.nan),
     "tanh": lambda x: math.tanh(x), "erf": lambda x: math.erf(x),
-    "sin": lambda x: math.sin(x), "cos": lambda x: math.cos(x),
+    "sin": lambda x: math.sin(x), "cos": lambda x: math.cos(x), "tan": lambda x: math.tan(x),
     "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
     "gelu": lambda x: 0.5 * x * math.erfc(x * -0.7071067811865476),
     "gelu_tanh": lambda x: x / (1.0 + math.exp(-1.5957691216057308 * (x + 0.044715 * (x * x * x)))),

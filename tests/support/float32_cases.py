@@ -27,6 +27,7 @@ UNARY = {
     "exp": (gb.exp, np.exp), "exp2": (gb.exp2, np.exp2), "expm1": (gb.expm1, np.expm1),
     "log": (gb.log, np.log), "log2": (gb.log2, np.log2), "log10": (gb.log10, np.log10),
     "log1p": (gb.log1p, np.log1p), "tanh": (gb.tanh, np.tanh), "sin": (gb.sin, np.sin), "cos": (gb.cos, np.cos),
+    "tan": (gb.tan, np.tan),
     "sigmoid": (gb.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))), "erf": (gb.erf, _ERF),
     "gelu": (gb.gelu, lambda x: 0.5 * x * _ERFC(x * -0.7071067811865476)),
     "gelu_tanh": (lambda x: gb.gelu(x, "tanh"),
@@ -82,8 +83,10 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e-45, -3
                     -103.97208, -103.9721, -104.0, 127.99999, 128.0, -149.0, -149.5, -150.0, -151.0, 9.01, 9.1,
                     3.9, 3.92, 16.64, 17.0, -17.33, -18.0, -24.0, -24.1, -12.9, -14.85, 10.5, -10.5, 174.0, -174.0,
                     -110.0, -110.1,
-                    # sin/cos: the quadrants' edges, zeros of sin and cos (the float32 nearest k pi/2; the
-                    # smallest reduced arguments below the bound: 252.89821, 267058.94), the bound 2^19
+                    # sin/cos/tan: the quadrants' edges, zeros of sin and cos and poles of tan (the float32
+                    # nearest k pi/2; the smallest reduced arguments below the bound: 252.89821, where tan is
+                    # 2.4e8, and 267058.94), the bound 2^19; tan just below 1 (its worst ulps) and 3 pi/4
                     0.7853981, 0.78539819, 0.7853982, 1.5707963, 1.5707964, 3.1415925, 3.1415927, 4.712389,
                     -4.712389, 6.2831855, 252.89821, -252.89821, 52516.434, 267058.94, -267058.94, 517298.6,
-                    524287.97, -524287.97, 524288.0, -524288.0, 524288.03, 1e5, 1e10, -1e30], np.float32)
+                    524287.97, -524287.97, 524288.0, -524288.0, 524288.03, 1e5, 1e10, -1e30, 0.7831375, -0.7831375,
+                    0.8308, -0.8308, 2.3561945, -2.3561945, 2.3606927, 3.9269543, 7.0590377], np.float32)

@@ -1,5 +1,5 @@
-"""float32 sin and cos computed in float32 lanes: a Cody-Waite reduction with FMA, two polynomials
-and selects.
+"""float32 sin, cos and tan computed in float32 lanes: a Cody-Waite reduction with FMA, three
+polynomials and selects.
 
 Like ``float32_math``'s functions (whose module docstring says why: the C library's sinf/cosf are
 calls LLVM cannot vectorise), these are float32 arithmetic, ``llvm.fma`` and selects, no branches and
@@ -7,18 +7,21 @@ no calls, so a row loop of one vectorises at the full width of the machine (16 f
 AVX-512), twice the lanes of the float64 formulas (``float32_wide``) they replace.
 
 Accuracy: each function is within ``ULPS[name]`` ulps of the true value for every float32 input
-(measured by tests/numba/test_float32_math_exhaustive.py against the C library's float64 sin/cos; in
-ulps of the true value's binade, as ``float32_math.ULPS``), the zeros of sin and cos included: there
-the reduced argument is tiny and its relative error is what counts.  float16 and bfloat16 compute
+(measured by tests/numba/test_float32_math_exhaustive.py against the C library's float64 sin/cos/tan;
+in ulps of the true value's binade, as ``float32_math.ULPS``), the zeros of sin, cos and tan and the
+float32 values nearest tan's poles included: there the reduced argument is tiny and its relative
+error is what counts (no float32 argument is near enough a pole for tan to overflow: |tan x| <
+2^28 below 2^19).  float16 and bfloat16 compute
 through these and round once more: within an ulp of their own.
 
 Range: the reduction is accurate while ``|x| < SIN_COS_REDUCED`` (2^19; the derivation is
 ``reduce_quarter_turns``'s).  ``sin_cos_large`` flags the larger finite arguments (a block of them:
 its largest ``codecs.f32_magnitude_key`` reaches ``SIN_COS_LARGE_KEY``), and the rows
 (``rows.unary_row`` through ``scalars.UNARY_VECTOR``) compute a block holding one again by the C
-library (sinf, cosf: Payne-Hanek reduction).
+library (sin, cos, tan: Payne-Hanek reduction).
 
-Special values are NumPy's: NaN for NaN and +-inf; sin(-0) is -0; sin(x) = x for subnormal x.
+Special values are NumPy's: NaN for NaN and +-inf; sin(-0) and tan(-0) are -0; sin(x) = tan(x) = x
+for subnormal x.
 
 Algorithm: x = k pi/2 + r with k = rint(x 2/pi) and r a double-float r_hi + r_lo, pi/2 in three
 float32 parts with FMA (Cody and Waite's reduction, as SLEEF's float32 functions and NumPy's AVX-512
@@ -26,7 +29,11 @@ sin/cos reduce by pi in float32 parts; r carried as a double-float as SLEEF's ``
 it, there the error of r_hi alone would cost up to 0.9 ulp); sin r = r_hi + (r_lo cos r + r_hi^3
 P(r_hi^2)) and cos r = 1 - r_hi^2/2 (rounded once, its error kept, as fdlibm's __kernel_cos keeps
 it) + (r_hi^4 Q(r_hi^2) - r_hi r_lo), each rounded once at the end; the quadrant k mod 4 (the low
-bits of k + 1.5 2^23) picks one of them and its sign.  The polynomials are minimax fits of ``tools/minimax.py`` (float32
+bits of k + 1.5 2^23) picks one of them and its sign.  tan r = r_hi + r_hi^3 T(r_hi^2) + (1 + tan^2
+r) r_lo, with r_hi^2 and r_hi^3 carried as double-floats (FMA) and the rounding of r_hi + the tail
+kept (Fast2Sum): a double-float, rounded once in the even quadrants; in the odd ones -1/tan r is
+-1/tan rounded, corrected once by the division's exact residual (FMA) and tan's low part (a plain
+division would add up to an ulp).  The polynomials are minimax fits of ``tools/minimax.py`` (float32
 coefficients), with the interval and the relative error at their definition.
 """
 
@@ -42,13 +49,13 @@ F = np.float32
 INF = F("inf")
 _ONE, _HALF = F(1.0), F(0.5)
 
-#: The most ulps sin and cos are from the true value over every float32 input (as
+#: The most ulps sin, cos and tan are from the true value over every float32 input (as
 #: ``float32_math.ULPS``): measured by tests/numba/test_float32_math_exhaustive.py, which holds them.
-ULPS = {"sin": 1.0, "cos": 1.0}
+ULPS = {"sin": 1.0, "cos": 1.0, "tan": 1.0}
 # measured maxima (exhaustive): sin 0.742 (at 517298.6), cos 0.739 (467138.34); below 100: 0.715 both
 
 #: sin/cos reduce accurately (r to 2^-28 of itself, at the zeros too) below this; ``sin_cos_large``
-#: flags the finite values from it on (``float32_wide.tan_single`` shares it)
+#: flags the finite values from it on (``tan_single`` shares it)
 SIN_COS_REDUCED = F(2.0 ** 19)
 #: ``codecs.f32_magnitude_key`` of SIN_COS_REDUCED: a float32 value's key reaches it exactly where
 #: ``sin_cos_large`` flags the value (the rows take the max of a block's keys)
@@ -65,6 +72,10 @@ _S1, _S2 = F(-0.1666666716337204), F(0.008333372883498669)
 _S3, _S4 = F(-0.00019849730597343296), F(2.79358778243477e-06)
 # cos r - 1 + r^2/2 = r^4 (C1 + C2 r^2 + C3 r^4) for |r| <= 0.835: minimax, relative error 2^-32.0 of cos r
 _C1, _C2, _C3 = F(0.04166663438081741), F(-0.001388679607771337), F(2.43769318331033e-05)
+# tan r - r = r^3 (T1 + T2 r^2 + ... + T8 r^14) for |r| <= 0.835: minimax, relative error 2^-31.4 of tan r
+_T1, _T2, _T3 = F(0.333333283662796), F(0.13333560526371002), F(0.053933028131723404)
+_T4, _T5, _T6 = F(0.02213094010949135), F(0.007805358152836561), F(0.006026655435562134)
+_T7, _T8 = F(-0.0016443021595478058), F(0.002470196457579732)
 
 
 @register_jitable
@@ -138,3 +149,36 @@ def sin_cos_large(v):
     """1 where ``sin_single``/``cos_single`` cannot reduce v (finite, |v| >= SIN_COS_REDUCED), else 0."""
     a = fabs_(v)
     return np.int32((a >= SIN_COS_REDUCED) & (a < INF))  # no short circuit: a branch would stop vectorising
+
+
+@register_jitable
+def tan_reduced(r_hi, r_lo):
+    """(t_hi, t_lo): tan r = t_hi + t_lo for r = r_hi + r_lo, |r| <= 0.835, |r_lo| <= 2^-24 |r_hi| +
+    2^-29.3; t_hi is r_hi + the polynomial tail rounded once, t_lo what that rounding dropped (a
+    Fast2Sum, exact) plus r_lo's share (1 + tan^2 r) r_lo."""
+    z = r_hi * r_hi
+    z_lo = ffma(r_hi, r_hi, -z)                       # r_hi^2 = z + z_lo exactly
+    c3 = r_hi * z
+    c3_lo = ffma(r_hi, z, -c3) + r_hi * z_lo          # r_hi^3 = c3 + c3_lo to 2^-48
+    p = ffma(ffma(ffma(ffma(ffma(ffma(ffma(_T8, z, _T7), z, _T6), z, _T5), z, _T4), z, _T3), z, _T2), z, _T1)
+    tail = c3 * p
+    tail_lo = ffma(c3, p, -tail) + c3_lo * p          # c3 p - tail exactly, then c3_lo's share
+    t_hi = r_hi + tail
+    t_lo = ((r_hi - t_hi) + tail) + (tail_lo + ffma(r_lo * t_hi, t_hi, r_lo))  # Fast2Sum's error, r_lo (1 + t^2)
+    return t_hi, t_lo
+
+
+@inlined
+def tan_single(x):
+    """tan x for |x| < SIN_COS_REDUCED, NaN for NaN and +-inf (beyond: a value, not tan x); -0 kept:
+    tan r in the even quadrants, -1/tan r in the odd ones (the quotient corrected once by its exact
+    residual and t_lo)."""
+    t, r_hi, r_lo = reduce_quarter_turns(x)
+    t_hi, t_lo = tan_reduced(r_hi, r_lo)
+    tan = t_hi + t_lo                                 # rounded once: the even quadrants' value
+    tan_lo = (t_hi - tan) + t_lo                      # Fast2Sum: |tan_lo| <= ulp(tan)/2 (t_lo is not, near 0)
+    q = _ONE / tan
+    e = ffma(-q, tan, _ONE)                           # 1 - q tan exactly
+    cot = ffma(q, ffma(-q, tan_lo, e), q)             # 1/(tan + tan_lo) = q (1 + e - q tan_lo) to 2^-46
+    v = -cot if f32_has_bits(t, _ODD) else tan
+    return x if x == F(0.0) else v

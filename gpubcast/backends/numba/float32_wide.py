@@ -1,6 +1,6 @@
-"""float32 math functions computed in float64 by arithmetic only, rounded once to float32: tan and
-the inverse trigonometric ones, sinh, cosh and the inverse hyperbolic ones, cbrt, hypot, arctan2
-(exp, log, tanh, erf and the activations: ``float32_math``, sin and cos: ``float32_trig``, in float32
+"""float32 math functions computed in float64 by arithmetic only, rounded once to float32: the
+inverse trigonometric ones, sinh, cosh and the inverse hyperbolic ones, cbrt, hypot, arctan2 (exp,
+log, tanh, erf and the activations: ``float32_math``; sin, cos and tan: ``float32_trig``, in float32
 lanes).
 
 The C library's float functions are calls LLVM cannot vectorise (Numba has no vector math library
@@ -11,14 +11,10 @@ rounded once: within an ulp of the true value, as NumPy's float64 result rounded
 (``ops.MATH_FUNCTION_ULPS``).  float16 and bfloat16 compute in float32 and so through these too.
 
 Every function takes and returns a float32 value and gives NumPy's special values (NaN, +-inf,
-+-0, the domain edges).  ``tan`` reduces its argument with a two-part pi/2, exact while ``|x| <
-float32_trig.SIN_COS_REDUCED`` (2^19, the bound sin and cos share); ``float32_trig.sin_cos_large``
-flags larger finite arguments, and the rows (``rows.unary_row``) run a block holding one through the
-C library instead (``scalars``).
++-0, the domain edges).
 
 Coefficients: Taylor series (1/k! and 1/(2k+1)), truncated where the next term is below 3e-9
-relative (a tenth of a float32 ulp); fdlibm's pi/2 split (33 bits and the rest) and its minimax
-sin/cos kernels for float.
+relative (a tenth of a float32 ulp); fdlibm's minimax atan polynomial.
 """
 
 from __future__ import annotations
@@ -33,9 +29,6 @@ INF, NAN = float("inf"), float("nan")
 LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = HI + LO, HI * n exact
 LN2, INV_LN2 = 0.6931471805599453, 1.4426950408889634
 SQRT2 = 1.4142135623730951
-
-_INVPIO2 = 6.36619772367581382433e-01
-_PIO2_1, _PIO2_1T = 1.57079632673412561417e+00, 6.07710050650619224932e-11  # pi/2: 33 bits + the rest
 
 
 # --- float64 cores -----------------------------------------------------------------------------------
@@ -229,42 +222,3 @@ def _exponent_split(a):
     bits = np.int64(f64_bits(a))
     k = ((bits >> np.int64(52)) & np.int64(0x7FF)) - np.int64(1023)
     return np.float64(k), f64_from_bits((bits & np.int64(0x000FFFFFFFFFFFFF)) | np.int64(0x3FF0000000000000))
-
-
-@inlined
-def tan_single(v):
-    """tan for |v| < float32_trig.SIN_COS_REDUCED (2^19), inf and NaN (NaN)."""
-    q, r = _quarter_turns(np.float64(v))
-    s, c = _sin_poly(r), _cos_poly(r)
-    return np.float32(-c / s if q == 1.0 or q == 3.0 else s / c)
-
-
-@register_jitable
-def _quarter_turns(x):
-    """(q, r): x = k pi/2 + r, q = k mod 4 (as a float: no conversion of NaN or inf), |r| <= pi/4;
-    r to 1e-20 for |x| < 2^19 (k < 2^19: k * PIO2_1 is exact, and so is x - k * PIO2_1); NaN r
-    for inf and NaN."""
-    k = ffloor(x * _INVPIO2 + 0.5)
-    r = (x - k * _PIO2_1) - k * _PIO2_1T
-    return k - 4.0 * ffloor(k * 0.25), r
-
-
-# fdlibm's float kernels (k_sinf.c, k_cosf.c: minimax on |r| <= pi/4, in float64)
-_S1, _S2 = float.fromhex("-0x15555554cbac77p-55"), float.fromhex("0x111110896efbb2p-59")
-_S3, _S4 = float.fromhex("-0x1a00f9e2cae774p-65"), float.fromhex("0x16cd878c3b46a7p-71")
-_C0, _C1 = float.fromhex("-0x1ffffffd0c5e81p-54"), float.fromhex("0x155553e1053a42p-57")
-_C2, _C3 = float.fromhex("-0x16c087e80f1e27p-62"), float.fromhex("0x199342e0ee5069p-68")
-
-
-@register_jitable
-def _sin_poly(r):
-    """sin r for |r| <= pi/4 to 2^-37.5 relative (fdlibm's __kernel_sindf)."""
-    z = r * r
-    return r * (1.0 + z * (_S1 + z * (_S2 + z * (_S3 + z * _S4))))  # -0 kept
-
-
-@register_jitable
-def _cos_poly(r):
-    """cos r for |r| <= pi/4 to 2^-34.1 (fdlibm's __kernel_cosdf)."""
-    z = r * r
-    return 1.0 + z * (_C0 + z * (_C1 + z * (_C2 + z * _C3)))

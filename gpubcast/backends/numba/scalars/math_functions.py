@@ -195,9 +195,9 @@ def _complex_math(name, portable):
     return complex_function(SYSTEM_COMPLEX[name], portable)
 
 
-#: math functions whose float32 values come from ``float32_trig`` (sin, cos: float32 lanes) or
+#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan: float32 lanes) or
 #: ``float32_wide`` (float64 formulas): both vectorise; the C library elsewhere
-FLOAT32_FUNCTIONS = {"sin": T32.sin_single, "cos": T32.cos_single, "tan": W32.tan_single,
+FLOAT32_FUNCTIONS = {"sin": T32.sin_single, "cos": T32.cos_single, "tan": T32.tan_single,
                      "arcsin": W32.arcsin_single, "arccos": W32.arccos_single, "arctan": W32.arctan_single,
                      "sinh": W32.sinh_single, "cosh": W32.cosh_single, "arcsinh": W32.arcsinh_single,
                      "arccosh": W32.arccosh_single, "arctanh": W32.arctanh_single}
@@ -230,7 +230,7 @@ _sin_vector = float32_fast(T32.sin_single, math.sin)
 _cos_vector = float32_fast(T32.cos_single, math.cos)
 
 
-_tan_vector = float32_fast(W32.tan_single, math.tan)
+_tan_vector = float32_fast(T32.tan_single, math.tan)
 
 
 def sin_cos_key(codec, x):
