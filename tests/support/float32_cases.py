@@ -27,7 +27,7 @@ UNARY = {
     "exp": (gb.exp, np.exp), "exp2": (gb.exp2, np.exp2), "expm1": (gb.expm1, np.expm1),
     "log": (gb.log, np.log), "log2": (gb.log2, np.log2), "log10": (gb.log10, np.log10),
     "log1p": (gb.log1p, np.log1p), "tanh": (gb.tanh, np.tanh), "sin": (gb.sin, np.sin), "cos": (gb.cos, np.cos),
-    "tan": (gb.tan, np.tan),
+    "tan": (gb.tan, np.tan), "sinh": (gb.sinh, np.sinh), "cosh": (gb.cosh, np.cosh),
     "sigmoid": (gb.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))), "erf": (gb.erf, _ERF),
     "gelu": (gb.gelu, lambda x: 0.5 * x * _ERFC(x * -0.7071067811865476)),
     "gelu_tanh": (lambda x: gb.gelu(x, "tanh"),
@@ -89,4 +89,7 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e-45, -3
                     0.7853981, 0.78539819, 0.7853982, 1.5707963, 1.5707964, 3.1415925, 3.1415927, 4.712389,
                     -4.712389, 6.2831855, 252.89821, -252.89821, 52516.434, 267058.94, -267058.94, 517298.6,
                     524287.97, -524287.97, 524288.0, -524288.0, 524288.03, 1e5, 1e10, -1e30, 0.7831375, -0.7831375,
-                    0.8308, -0.8308, 2.3561945, -2.3561945, 2.3606927, 3.9269543, 7.0590377], np.float32)
+                    0.8308, -0.8308, 2.3561945, -2.3561945, 2.3606927, 3.9269543, 7.0590377,
+                    # sinh/cosh: the polynomial's edge, the last finite results and the first infinities
+                    0.62499994, -0.62499994, 89.41, 89.4159, -89.4159, 89.416, 89.42, -89.42, 90.0, 1e10],
+                   np.float32)

@@ -46,10 +46,10 @@ _TWO_M64 = F(2.0 ** -64)
 #: tests/numba/test_float32_math.py too).  ``logaddexp``/``logaddexp2`` are in ulps of max(|result|, 1)
 #: (NumPy's own float32 formula cancels near a 0 result), sampled.
 ULPS = {"exp": 1.0, "exp2": 1.25, "expm1": 1.5, "log": 1.0, "log2": 1.0, "log10": 1.0, "log1p": 1.0,
-        "tanh": 1.25, "sigmoid": 1.25, "erf": 1.0, "logaddexp": 2.0, "logaddexp2": 2.0}
+        "tanh": 1.25, "sigmoid": 1.25, "erf": 1.0, "sinh": 1.0, "cosh": 1.0, "logaddexp": 2.0, "logaddexp2": 2.0}
 # measured maxima (exhaustive): exp 0.775 (at -87.7355), exp2 1.044 (-0.4984), expm1 1.455 (16.9829),
 # log 0.852 (1.3990), log2 0.890 (0.7001), log10 0.880 (0.6272), log1p 0.872 (0.3991), tanh 1.198
-# (0.6261), sigmoid 1.005 (-38.4402), erf 0.989 (0.9620)
+# (0.6261), sigmoid 1.005 (-38.4402), erf 0.989 (0.9620), sinh and cosh 0.674 (27.407316)
 
 #: the functions' compile options: LLVM inlines each body where it is called (``alwaysinline``),
 #: so a row loop over one vectorises however large the body; what they call inherits the option.
@@ -364,6 +364,57 @@ def tanh_single(x):
     s = _pow2(I32(n))                                        # n in [2, 27]
     big = _ONE - _TWO / ffma(s, p, s + _ONE)
     return fcopysign(big if a >= TANH_SMALL else small, x)
+
+
+# --- sinh and cosh --------------------------------------------------------------------------------
+
+# sinh a = a + a^3 (1/3! + a^2/5! + a^4/7! + a^6/9!) for |a| <= 0.625: Taylor, the next term 2^-32 of a
+_SH1, _SH2, _SH3, _SH4 = F(1.0 / 6.0), F(1.0 / 120.0), F(1.0 / 5040.0), F(1.0 / 362880.0)
+#: sinh's polynomial below, (e^a - e^-a) / 2 from; cosh's and sinh's argument bound (both overflow from 89.42)
+SINH_SMALL, HYPERBOLIC_HIGH = F(0.625), F(90.0)
+
+
+@register_jitable
+def exp_halves(a):
+    """(m, m_lo, r, r_lo, s, n): e^a / 2 = 2^(n - 1) (m + m_lo) and e^-a / 2 = 2^(n - 1) s (r + r_lo) for a
+    in [0, 90] (``exp_parts``; n <= 130), 1 / (m + m_lo) = r + r_lo to about 2^-46 (the division's exact
+    residual), s = 2^-2n (2^-120 from n = 60: below every rounding of m)."""
+    m, m_lo, n = exp_parts(a)
+    r = _ONE / m
+    r_lo = r * ffma(-r, m_lo, ffma(-r, m, _ONE))      # (1 - r (m + m_lo)) r: 1 - r m exact first
+    s = _pow2(I32(-n - n if n < F(60.0) else F(-120.0)))
+    return m, m_lo, r, r_lo, s, n
+
+
+@register_jitable
+def sum_rounded(m, m_lo, q, q_lo):
+    """m + q + m_lo + q_lo rounded once (up to the low parts' own small errors): TwoSum of m + q."""
+    d = m + q
+    b = d - m
+    return d + ((((m - (d - b)) + (q - b)) + m_lo) + q_lo)
+
+
+@inlined
+def cosh_single(x):
+    """cosh: (e^a + e^-a) / 2 = 2^(n - 1) (m + m_lo + s (r + r_lo)), rounded once; inf from |x| =
+    89.4159, NaN kept."""
+    a = fabs_(x)
+    m, m_lo, r, r_lo, s, n = exp_halves(a if a < HYPERBOLIC_HIGH else HYPERBOLIC_HIGH)
+    y = ldexp(sum_rounded(m, m_lo, s * r, s * r_lo), n - _ONE)   # s r exact: a power of 2 times r
+    return y if x == x else x
+
+
+@inlined
+def sinh_single(x):
+    """sinh: |x| < 0.625 the odd Taylor polynomial (its terms beyond a are 7 % of it at most); else
+    (e^a - e^-a) / 2 = 2^(n - 1) (m + m_lo - s (r + r_lo)), rounded once; inf from |x| = 89.4159; -0
+    stays -0, NaN kept (the polynomial's side)."""
+    a = fabs_(x)
+    z = a * a
+    small = ffma(a * z, ffma(ffma(ffma(_SH4, z, _SH3), z, _SH2), z, _SH1), a)
+    m, m_lo, r, r_lo, s, n = exp_halves(a if a < HYPERBOLIC_HIGH else HYPERBOLIC_HIGH)
+    big = ldexp(sum_rounded(m, m_lo, -(s * r), -(s * r_lo)), n - _ONE)
+    return fcopysign(big if a >= SINH_SMALL else small, x)
 
 
 # --- erf and erfc ------------------------------------------------------------------------------------

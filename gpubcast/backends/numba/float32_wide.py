@@ -1,7 +1,6 @@
 """float32 math functions computed in float64 by arithmetic only, rounded once to float32: the
-inverse trigonometric ones, sinh, cosh and the inverse hyperbolic ones, cbrt, hypot, arctan2 (exp,
-log, tanh, erf and the activations: ``float32_math``; sin, cos and tan: ``float32_trig``, in float32
-lanes).
+inverse trigonometric and inverse hyperbolic ones, cbrt, hypot, arctan2 (exp, log, tanh, sinh, cosh,
+erf and the activations: ``float32_math``; sin, cos and tan: ``float32_trig``, in float32 lanes).
 
 The C library's float functions are calls LLVM cannot vectorise (Numba has no vector math library
 here: NumPy's own SIMD loops are the peer to beat); these functions are float64 polynomials and
@@ -32,22 +31,6 @@ SQRT2 = 1.4142135623730951
 
 
 # --- float64 cores -----------------------------------------------------------------------------------
-
-@register_jitable
-def exp64(x):
-    """e ** x for x in [-708, 709] (clamped there: float32 results are 0 and inf far before; NaN ->
-    e ** -708, callers select NaN), to 1e-15 (tanh and the activations are rounded once from it): x = n ln2 + r,
-    |r| <= ln2/2, e ** r by Taylor to r^13/13!, times 2 ** n (a normal float64 for every n of the range)."""
-    x = x if x > -708.0 else -708.0
-    x = x if x < 709.0 else 709.0
-    n = ffloor(x * INV_LN2 + 0.5)
-    r = (x - n * LN2_HI) - n * LN2_LO
-    p = (((((1.0 / 6227020800.0 * r + 1.0 / 479001600.0) * r + 1.0 / 39916800.0) * r + 1.0 / 3628800.0) * r
-          + 1.0 / 362880.0) * r + 1.0 / 40320.0) * r + 1.0 / 5040.0
-    p = (((((p * r + 1.0 / 720.0) * r + 1.0 / 120.0) * r + 1.0 / 24.0) * r + 1.0 / 6.0) * r + 0.5) * r + 1.0
-    p = p * r + 1.0
-    return p * f64_from_bits((np.int64(n) + np.int64(1023)) << np.int64(52))
-
 
 @register_jitable
 def _atanh2(s):
@@ -94,25 +77,6 @@ def _nan_kept(v, r):
 
 
 # --- float32 functions -------------------------------------------------------------------------------
-
-@inlined
-def sinh_single(v):
-    x = np.float64(v)
-    a = fabs_(x)
-    z = a * a
-    # a < 1: a + a^3/3! + ... + a^15/15!; else (e^a - e^-a) / 2 (inf in float32 from a = 89.5)
-    p = 1.0 / 362880.0 + z * (1.0 / 39916800.0 + z * (1.0 / 6227020800.0 + z * (1.0 / 1307674368000.0)))
-    small = a + a * z * (1.0 / 6.0 + z * (1.0 / 120.0 + z * (1.0 / 5040.0 + z * p)))
-    e = exp64(a)
-    r = small if a < 1.0 else 0.5 * (e - 1.0 / e)
-    return _nan_kept(v, fcopysign(r, x))
-
-
-@inlined
-def cosh_single(v):
-    e = exp64(fabs_(np.float64(v)))
-    return _nan_kept(v, 0.5 * (e + 1.0 / e))
-
 
 @inlined
 def arcsinh_single(v):

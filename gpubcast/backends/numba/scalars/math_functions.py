@@ -195,11 +195,11 @@ def _complex_math(name, portable):
     return complex_function(SYSTEM_COMPLEX[name], portable)
 
 
-#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan: float32 lanes) or
-#: ``float32_wide`` (float64 formulas): both vectorise; the C library elsewhere
+#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan) or ``float32_math``
+#: (sinh, cosh), in float32 lanes, or ``float32_wide`` (float64 formulas): all vectorise; the C library elsewhere
 FLOAT32_FUNCTIONS = {"sin": T32.sin_single, "cos": T32.cos_single, "tan": T32.tan_single,
                      "arcsin": W32.arcsin_single, "arccos": W32.arccos_single, "arctan": W32.arctan_single,
-                     "sinh": W32.sinh_single, "cosh": W32.cosh_single, "arcsinh": W32.arcsinh_single,
+                     "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": W32.arcsinh_single,
                      "arccosh": W32.arccosh_single, "arctanh": W32.arctanh_single}
 
 
