@@ -15,7 +15,7 @@ from .cache import register_jitable
 from .codecs import fabs_, ffma
 from .float32_math import (F, INF, NAN, erf_small, erfc_times_wide, exp_parts, expm1_single, half_square,
                            inlined, ldexp, ldexp_scaled, ldexp_wide, log1p_exp_minus, sigmoid_scaled, sigmoid_times,
-                           split_product)
+                           split_product, two_sum)
 
 #: The most ulps each activation is from the true value (default parameters, every float32 x; as
 #: ``float32_math.ULPS``, measured and held by tests/numba/test_float32_math_exhaustive.py)
@@ -113,9 +113,8 @@ def gelu_tanh_argument(x):
     s, s_lo = split_product(x, x)
     u = _B_HI * s
     u_lo = ffma(_B_HI, s_lo, ffma(_B_LO, s, ffma(_B_HI, s, -u)))      # B x^2 - u
-    p = _A_HI + u
-    b = p - _A_HI
-    p_lo = (((_A_HI - (p - b)) + (u - b)) + u_lo) + _A_LO              # TwoSum's error, then the small terms
+    p, p_err = two_sum(_A_HI, u)
+    p_lo = (p_err + u_lo) + _A_LO                                      # TwoSum's error, then the small terms
     vh = x * p
     return vh, ffma(x, p_lo, ffma(x, p, -vh))
 

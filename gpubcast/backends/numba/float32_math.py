@@ -144,6 +144,14 @@ def split_product(a, b):
     return hi, ffma(a, b, -hi)
 
 
+@register_jitable
+def two_sum(a, b):
+    """(s, e): a + b = s + e exactly (s the rounded sum; Knuth's TwoSum: a and b of any magnitudes)."""
+    s = a + b
+    b_part = s - a
+    return s, (a - (s - b_part)) + (b - b_part)
+
+
 # --- exponentials --------------------------------------------------------------------------------------
 
 @inlined
@@ -389,9 +397,8 @@ def exp_halves(a):
 @register_jitable
 def sum_rounded(m, m_lo, q, q_lo):
     """m + q + m_lo + q_lo rounded once (up to the low parts' own small errors): TwoSum of m + q."""
-    d = m + q
-    b = d - m
-    return d + ((((m - (d - b)) + (q - b)) + m_lo) + q_lo)
+    d, e = two_sum(m, q)
+    return d + ((e + m_lo) + q_lo)
 
 
 @inlined
