@@ -293,6 +293,27 @@ def test_entries_serve_a_forked_child_and_the_parent_after_it():
     _same(gb.add(x, b), x + b)
 
 
+def test_an_options_entries_are_cleared_with_the_rest_and_serve_a_forked_child():
+    """A keyword option's table (``function``'s ``options``) is one of compiled_calls' tables: ``clear``
+    empties it, and a forked child runs its entries with the child's own arrays."""
+    _built()
+    x = ARRAYS["f32"]
+    _warm(gb.add, x, x, broadcast="none")
+    assert sum(len(t) for t in compiled_calls._tables.values()) > 0
+    compiled_calls.clear()
+    assert all(len(t) == 0 for t in compiled_calls._tables.values())
+    _same(gb.add(x, x, broadcast="none"), x + x)     # the general path again, then a new entry
+    _warm(gb.add, x, x, broadcast="none")
+    pid = os.fork()
+    if pid == 0:
+        y = x * 3
+        ok = np.array_equal(gb.add(y, y, broadcast="none"), y + y)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    _same(gb.add(x, x, broadcast="none"), x + x)
+
+
 def test_cache_clear_removes_the_library_and_nothing_beside_it(tmp_path, unbuilt):
     cache_dir = tmp_path / "cache"
     built = _python(CHECK, unbuilt, GPUBCAST_CACHE_DIR=str(cache_dir))
