@@ -38,7 +38,7 @@ REFERENCES = {
     "log1p": lambda x: math.log1p(x) if x > -1.0 else (-math.inf if x == -1.0 else math.nan),
     "tanh": lambda x: math.tanh(x), "erf": lambda x: math.erf(x),
     "sin": lambda x: math.sin(x), "cos": lambda x: math.cos(x), "tan": lambda x: math.tan(x),
-    "sinh": lambda x: math.sinh(x), "cosh": lambda x: math.cosh(x),
+    "sinh": lambda x: math.sinh(x), "cosh": lambda x: math.cosh(x), "cbrt": lambda x: np.cbrt(x),
     "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
     "gelu": lambda x: 0.5 * x * math.erfc(x * -0.7071067811865476),
     "gelu_tanh": lambda x: x / (1.0 + math.exp(-1.5957691216057308 * (x + 0.044715 * (x * x * x)))),

@@ -27,7 +27,7 @@ UNARY = {
     "exp": (gb.exp, np.exp), "exp2": (gb.exp2, np.exp2), "expm1": (gb.expm1, np.expm1),
     "log": (gb.log, np.log), "log2": (gb.log2, np.log2), "log10": (gb.log10, np.log10),
     "log1p": (gb.log1p, np.log1p), "tanh": (gb.tanh, np.tanh), "sin": (gb.sin, np.sin), "cos": (gb.cos, np.cos),
-    "tan": (gb.tan, np.tan), "sinh": (gb.sinh, np.sinh), "cosh": (gb.cosh, np.cosh),
+    "tan": (gb.tan, np.tan), "sinh": (gb.sinh, np.sinh), "cosh": (gb.cosh, np.cosh), "cbrt": (gb.cbrt, np.cbrt),
     "sigmoid": (gb.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))), "erf": (gb.erf, _ERF),
     "gelu": (gb.gelu, lambda x: 0.5 * x * _ERFC(x * -0.7071067811865476)),
     "gelu_tanh": (lambda x: gb.gelu(x, "tanh"),

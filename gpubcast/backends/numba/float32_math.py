@@ -20,7 +20,10 @@ Algorithms and their sources, cited at each: Cody-Waite reduction x = n ln2 + r 
 ln 2 in two parts with FMA, as SLEEF's ``expf``); FreeBSD msun's ``logf``/``log2f``/``log10f``/
 ``log1pf`` for the logarithms' reduction and assembly (k ln2 in two parts, the hi/lo split before
 the 1/ln 2 and 1/ln 10 products, log1p's correction term), with a polynomial of this module's in
-place of their s = f / (2 + f) kernel (no division: half the time).  The rational tanh of Eigen
+place of their s = f / (2 + f) kernel (no division: half the time).  cbrt: the inverse cube root's
+magic-constant estimate (the bit trick of the fast inverse square root, its constant fitted here) and
+Newton steps without a division, then one step on y^3 = a with an exact residual (Markstein's
+correction).  The rational tanh of Eigen
 and XLA (13/6, "a couple of ulps") and XNNPACK (9/6: 8 ulps, measured here) is faster but not
 used.  The polynomials are this module's own minimax fits (``tools/minimax.py`` makes
 them: discrete minimax by linear programming, coefficients rounded to float32 one at a time, the
@@ -46,10 +49,12 @@ _TWO_M64 = F(2.0 ** -64)
 #: tests/numba/test_float32_math.py too).  ``logaddexp``/``logaddexp2`` are in ulps of max(|result|, 1)
 #: (NumPy's own float32 formula cancels near a 0 result), sampled.
 ULPS = {"exp": 1.0, "exp2": 1.25, "expm1": 1.5, "log": 1.0, "log2": 1.0, "log10": 1.0, "log1p": 1.0,
-        "tanh": 1.25, "sigmoid": 1.25, "erf": 1.0, "sinh": 1.0, "cosh": 1.0, "logaddexp": 2.0, "logaddexp2": 2.0}
+        "tanh": 1.25, "sigmoid": 1.25, "erf": 1.0, "sinh": 1.0, "cosh": 1.0, "cbrt": 1.0,
+        "logaddexp": 2.0, "logaddexp2": 2.0}
 # measured maxima (exhaustive): exp 0.775 (at -87.7355), exp2 1.044 (-0.4984), expm1 1.455 (16.9829),
 # log 0.852 (1.3990), log2 0.890 (0.7001), log10 0.880 (0.6272), log1p 0.872 (0.3991), tanh 1.198
-# (0.6261), sigmoid 1.005 (-38.4402), erf 0.989 (0.9620), sinh and cosh 0.674 (27.407316)
+# (0.6261), sigmoid 1.005 (-38.4402), erf 0.989 (0.9620), sinh and cosh 0.674 (27.407316), cbrt 0.514
+# (0.1126979)
 
 #: the functions' compile options: LLVM inlines each body where it is called (``alwaysinline``),
 #: so a row loop over one vectorises however large the body; what they call inherits the option.
@@ -349,6 +354,36 @@ def log1p_single(x):
     y = INF if x == INF else y
     return x if x == F(0.0) else y
 
+
+
+# --- cbrt ---------------------------------------------------------------------------------------------
+
+#: a^(-1/3) within 3.5 % for every positive normal a: the bits of M - bits(a) / 3, in float32 arithmetic
+#: (the magic constant of the inverse cube root, fitted here; float32's rounding of the bits moves the
+#: estimate by 2^-16 at most)
+_CBRT_MAGIC, _THIRD = F(0x54A232A8), F(1.0 / 3.0)
+#: below, a is scaled by 2^75 (cbrt by 2^25), so that y^3's low part stays a normal float32
+_CBRT_TINY, _CBRT_UP, _CBRT_DOWN = F(2.0 ** -100), F(2.0 ** 75), F(2.0 ** -25)
+
+
+@inlined
+def cbrt_single(x):
+    """cbrt x: t = a^(-1/3) from the magic constant and two Newton steps (3.5 % -> 2e-3 -> 1e-5),
+    y = a t^2, then one Newton step on y^3 = a with the residual a - y^3 exact (y^3 a double-float,
+    a - hi by Sterbenz): rounded once, within 0.5 ulp and a little.  +-0, +-inf and NaN are themselves."""
+    a0 = fabs_(x)
+    tiny = a0 < _CBRT_TINY
+    a = a0 * _CBRT_UP if tiny else a0
+    t = f32_from_bits(I32(_CBRT_MAGIC - F(f32_bits(a)) * _THIRD))
+    t = ffma(t * ffma(-(a * t) * t, t, _ONE), _THIRD, t)       # Newton on t^-3 = a: error e -> 2 e^2
+    t = ffma(t * ffma(-(a * t) * t, t, _ONE), _THIRD, t)
+    y = (a * t) * t
+    s, s_lo = split_product(y, y)
+    c, c_lo = split_product(s, y)
+    residual = (a - c) - ffma(s_lo, y, c_lo)                   # a - y^3, to 2^-24 of itself
+    y = ffma(residual * (t * t), _THIRD, y)                    # + (a - y^3) / (3 y^2)
+    r = fcopysign(y * _CBRT_DOWN if tiny else y, x)
+    return x if (a0 == F(0.0)) | (a0 == INF) | (x != x) else r
 
 # --- tanh ---------------------------------------------------------------------------------------------
 

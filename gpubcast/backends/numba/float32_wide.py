@@ -1,5 +1,5 @@
 """float32 math functions computed in float64 by arithmetic only, rounded once to float32: the
-inverse trigonometric and inverse hyperbolic ones, cbrt, hypot, arctan2 (exp, log, tanh, sinh, cosh,
+inverse trigonometric and inverse hyperbolic ones, hypot, arctan2 (exp, log, tanh, sinh, cosh, cbrt,
 erf and the activations: ``float32_math``; sin, cos and tan: ``float32_trig``, in float32 lanes).
 
 The C library's float functions are calls LLVM cannot vectorise (Numba has no vector math library
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import register_jitable
-from .codecs import f64_bits, f64_from_bits, fabs_, fcopysign, ffloor, fsqrt
+from .codecs import f64_bits, f64_from_bits, fabs_, fcopysign, fsqrt
 from .float32_math import inlined
 
 INF, NAN = float("inf"), float("nan")
@@ -163,21 +163,6 @@ def hypot_single(y, x):
     a, b = np.float64(y), np.float64(x)
     r = fsqrt(a * a + b * b)
     return np.float32(INF) if (fabs_(a) == INF) | (fabs_(b) == INF) else np.float32(r)
-
-
-@inlined
-def cbrt_single(v):
-    """cbrt: an estimate from the exponent's third, then Newton steps in float64 (each squares the error)."""
-    x = np.float64(v)
-    a = fabs_(x)
-    k, m = _exponent_split(a)                    # a = m * 2^k, m in [1, 2)
-    q = ffloor(k / 3.0)
-    m = m * (1.0 if k - 3.0 * q == 0.0 else (2.0 if k - 3.0 * q == 1.0 else 4.0))  # a = m 2^(3q), m in [1, 8)
-    y = 0.6 + m * (0.3 - m * 0.0125)             # cbrt m within 12 % on [1, 8)
-    for _ in range(4):
-        y = y - (y - m / (y * y)) / 3.0          # Newton on y^3 = m: 12 % -> 1e-2 -> 1e-4 -> 1e-8 -> 1e-16
-    r = fcopysign(y * f64_from_bits((np.int64(q) + np.int64(1023)) << np.int64(52)), x)
-    return v if (a == 0.0) | (a == INF) | (x != x) else np.float32(r)
 
 
 @register_jitable

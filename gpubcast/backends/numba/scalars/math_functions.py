@@ -272,7 +272,7 @@ def unary_families():
                  "c": lift1(lambda v: _clog_scaled(v, _LOG2E))},
         "log10": {"f": lift1(float32_fast(F32.log10_single, math.log10)),
                   "c": lift1(lambda v: _clog_scaled(v, _LOG10E))},
-        "cbrt": {"f": lift1(float32_fast(W32.cbrt_single, libm_cbrt))},
+        "cbrt": {"f": lift1(float32_fast(F32.cbrt_single, libm_cbrt))},
         "deg2rad": {"f": lift1(lambda v: _deg2rad(v))},
         "rad2deg": {"f": lift1(lambda v: _rad2deg(v))},
         "square": {"i": raw1(lambda codec, x: x * x), "u": raw1(lambda codec, x: x * x),
