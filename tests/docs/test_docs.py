@@ -169,3 +169,23 @@ def test_plain_text_docstrings_render_as_written():
     assert rst[0] == r"\|x\| (the modulus), x1 \*\* x2 and x\_ are text; ``a * b`` and `axis` are code."
     assert "default -1) or 'none'." in rst                  # a continuation line joins its paragraph
     assert ["::", "", "        @gpubcast.fuse"] == rst[rst.index("::"):rst.index("::") + 3]
+
+
+# --- the README's statements that code holds ---------------------------------------------------------
+
+#: the README's spelling of the float32-lane functions whose public name is not theirs
+_README_NAME = {"gelu_tanh": 'gelu(x, approximate="tanh")'}
+
+
+def test_readme_states_every_float32_lane_bound():
+    """The README's accuracy table is the float32 lanes' ``ULPS``, every function in one row with its bound."""
+    from tests.support.float32_cases import ULPS
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Accuracy"):text.index("## How fast")]
+    stated = {}
+    for bound, names in re.findall(r"^\| ([\d.]+) \| (.+) \|$", section, re.M):
+        for name in re.findall(r"`([^`]+)`", names):
+            for one in name.split(" ") if "(" not in name else [name]:
+                stated[one] = float(bound)
+    assert stated == {_README_NAME.get(k, k): v for k, v in ULPS.items()}
