@@ -35,7 +35,7 @@ import numpy as np
 
 from .cache import register_jitable
 from .codecs import fabs_, fcopysign, ffma, fsqrt
-from .float32_math import inlined, log1p_core, log1p_reduced, log_assembled, log_split, split_product, two_sum
+from .float32_math import inlined, log1p_reduced, log_assembled, log_split, split_product, two_sum
 
 F = np.float32
 INF, NAN = F("inf"), F("nan")
@@ -62,12 +62,16 @@ _B3, _B4, _B5 = F(0.11816822737455368), F(0.0515858493745327), F(0.1764066070318
 
 
 @register_jitable
-def _sqrt_dd(h, h_lo):
-    """(s, s_lo): sqrt(h + h_lo) = s + s_lo to about 2^-46 of s, for h > 0, |h_lo| <= 2^-23 h: s the
-    rounded square root, h - s^2 exact (FMA: the residual of a correctly rounded square root), its
-    share (h - s^2 + h_lo) / 2s.  NaN s_lo for h = 0."""
+def _log1p_sqrt_sum(v, h, h_lo):
+    """``log1p_reduced``'s (k, f, c) of v + sqrt(h + h_lo) for |v| <= sqrt(h), h > 0, |h_lo| <=
+    2^-23 h: s = sqrt(h) rounded, h - s^2 exact (FMA: the residual of a correctly rounded square
+    root), its share (h - s^2 + h_lo) / 2s a fraction for c's division; v + s by Fast2Sum.  NaN c
+    for h = 0."""
     s = fsqrt(h)
-    return s, (ffma(-s, s, h) + h_lo) / (s + s)
+    w = s + v
+    two_s = s + s
+    lo = ffma((s - w) + v, two_s, ffma(-s, s, h) + h_lo)     # (w's rounding error + s's share) 2s
+    return log1p_reduced(w, lo, two_s)
 
 
 @register_jitable
@@ -88,11 +92,7 @@ def arcsinh_single(x):
     b = a if a < LN_2A_ABOVE else LN_2A_ABOVE
     zh, zl = split_product(b, b)
     h, hl = two_sum(_ONE, zh)
-    s, sl = _sqrt_dd(h, hl + zl)
-    t = s - _ONE                                      # exact: s in [1, 2^12 + 1]
-    w = b + t
-    wl = (b - w) + t                                  # Fast2Sum: t = sqrt(1 + b^2) - 1 < b
-    k, f, c = log1p_reduced(w, wl + sl)
+    k, f, c = _log1p_sqrt_sum(b - _ONE, h, hl + zl)   # b - 1 + sqrt(1 + b^2): b - 1 exact for b >= 1/2
     y = _ln_2a_or(a, k, f, c)
     y = a if a == INF else y
     return fcopysign(y if a >= POLYNOMIAL_BELOW else small, x)
@@ -107,10 +107,7 @@ def arccosh_single(x):
     u = b + _ONE
     ul = (b - u) + _ONE                               # Fast2Sum: b + 1 = u + ul exactly
     p, pl = split_product(t, u)
-    s, sl = _sqrt_dd(p, ffma(t, ul, pl))              # sqrt(t (b + 1))
-    w = s + t
-    wl = (s - w) + t                                  # Fast2Sum: s >= t
-    k, f, c = log1p_reduced(w, wl + sl)
+    k, f, c = _log1p_sqrt_sum(t, p, ffma(t, ul, pl))  # t + sqrt(t (b + 1)); NaN c at x = 1
     y = _ln_2a_or(x, k, f, c)
     y = F(0.0) if x == _ONE else y
     y = INF if x == INF else y
@@ -128,7 +125,8 @@ def arctanh_single(x):
     d = _ONE - a                                      # exact for a >= 1/2 (Sterbenz)
     n = a + a
     q = n / d
-    y = _HALF * log1p_core(q, ffma(-q, d, n) / d)     # n - q d exact: q's low part
+    k, f, c = log1p_reduced(q, ffma(-q, d, n), d)     # n - q d exact: q's low part times d
+    y = _HALF * log_assembled(k, f, c)
     y = y if a >= POLYNOMIAL_BELOW else small         # NaN: the polynomial's
     y = INF if a == _ONE else y
     return fcopysign(NAN if a > _ONE else y, x)
