@@ -18,15 +18,17 @@ arctanh keep -0 and give x itself for a subnormal x.
 
 Algorithms, with a = |x| (FreeBSD msun's s_asinhf.c/e_acoshf.c/e_atanhf.c formulas, the arguments
 carried as double-floats where their rounding would count, as fdlibm's log1p carries its own):
-arcsinh a = a + a^3 P(a^2) below 1/2; up to 2^12 log1p(a + (sqrt(1 + a^2) - 1)), a^2 exact
-(FMA), 1 + a^2 by TwoSum, the square root's low part from its exact residual h - s^2 (FMA), s - 1
-exact; beyond, ln 2a = (k + 1) ln 2 + ln(1 + f) for a = 2^k (1 + f) (1 / (4a^2) is below 2^-26 of
-it).  arccosh x = log1p(t + sqrt(t (x + 1))), t = x - 1 exact up to 2^12, t (x + 1) a double-float,
-its square root as arcsinh's; beyond, ln 2x.  arctanh a = a + a^3 Q(a^2) below 1/2; up to 1
-log1p(q) / 2, q = 2a / (1 - a) (1 - a exact: Sterbenz) with its low part from the division's exact
-residual (FMA).  P and Q are minimax fits of ``tools/minimax.py`` (float32 coefficients), with the
-interval and the relative error at their definition; the log1p reduction and sum are
-``float32_math``'s (``log1p_reduced``, ``log_assembled``, FreeBSD's s_log1pf.c).
+arcsinh a = a + a^3 P(a^2) below 1/2; up to 2^12 log1p((a - 1) + sqrt(1 + a^2)): a^2 exact (FMA),
+1 + a^2 by TwoSum, a - 1 exact, the sum by Fast2Sum, the square root's low part from its exact
+residual h - s^2 (FMA), a fraction whose division joins log1p's correction's; beyond,
+ln 2a = (k + 1) ln 2 + ln(1 + f) for a = 2^k (1 + f) (1 / (4a^2) is below 2^-26 of it).
+arccosh x = log1p(t + sqrt(t (x + 1))), t = x - 1 exact up to 2^12, t (x + 1) a double-float, its
+square root as arcsinh's; beyond, ln 2x.  arctanh a = a + a^3 Q(a^2) below 1/2; up to 1,
+log1p(q) / 2, q = 2a / (1 - a) (1 - a exact: Sterbenz), its low part from the division's exact
+residual (FMA), again a fraction for log1p's division.  P and Q are minimax fits of
+``tools/minimax.py`` (float32 coefficients), with the interval and the relative error at their
+definition; the log1p reduction and sum are ``float32_math``'s (``log1p_reduced``,
+``log_assembled``, FreeBSD's s_log1pf.c).
 """
 
 from __future__ import annotations
