@@ -113,8 +113,18 @@ def _fits():
         r = np.linspace(0.835 / 3000, 0.835, 3000)
         return m(lambda v: (mp.tan(v) - v) / v ** 3, r), [(r * r) ** j for j in range(8)], \
             m(lambda v: v ** 3 / mp.tan(v), r)
+
+    def asinh():      # asinh a - a = a^3 P(a^2), a in (0, 0.5] (float32_inverse_hyperbolic's small range), relative
+        a = np.linspace(0.5 / 3000, 0.5, 3000)
+        return m(lambda v: (mp.asinh(v) - v) / v ** 3, a), [(a * a) ** j for j in range(5)], \
+            m(lambda v: v ** 3 / mp.asinh(v), a)
+
+    def atanh():      # atanh a - a = a^3 P(a^2), a in (0, 0.5], relative
+        a = np.linspace(0.5 / 3000, 0.5, 3000)
+        return m(lambda v: (mp.atanh(v) - v) / v ** 3, a), [(a * a) ** j for j in range(6)], \
+            m(lambda v: v ** 3 / mp.atanh(v), a)
     return {"exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "tanh": tanh, "erf": erf, "erfc": erfc,
-            "sin": sin, "cos": cos, "tan": tan}
+            "sin": sin, "cos": cos, "tan": tan, "asinh": asinh, "atanh": atanh}
 
 
 def main(names) -> None:

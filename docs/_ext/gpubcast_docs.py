@@ -161,11 +161,13 @@ def accuracy_table() -> list[str]:
 
 def float32_lanes_table() -> list[str]:
     """A Markdown table of the Numba backend's float32-lane functions and their bounds (the ``ULPS`` of
-    ``backends/numba/float32_math.py``, ``float32_trig.py`` and ``float32_activations.py``)."""
-    from gpubcast.backends.numba import float32_activations, float32_math, float32_trig
+    ``backends/numba/float32_math.py``, ``float32_trig.py``, ``float32_inverse_hyperbolic.py`` and
+    ``float32_activations.py``)."""
+    from gpubcast.backends.numba import float32_activations, float32_inverse_hyperbolic, float32_math, float32_trig
 
     rows = ["| function | bound (ulps of the true value) |", "|---|---|"]
-    for name, ulps in {**float32_math.ULPS, **float32_trig.ULPS, **float32_activations.ULPS}.items():
+    for name, ulps in {**float32_math.ULPS, **float32_trig.ULPS, **float32_inverse_hyperbolic.ULPS,
+                        **float32_activations.ULPS}.items():
         rows.append(f"| `{name}` | {ulps:g} |")
     return rows
 

@@ -1,7 +1,8 @@
-"""The Numba backend's float32 math.  float32_math.py, float32_trig.py and float32_activations.py
-(float32 lanes): within their stated bounds (``ULPS``, in ulps of the true value) on 2^16 inputs
-spread over the whole range and the special values, which are NumPy's (NaN, +-inf, the sign of a
-zero, overflow and underflow where the true value does); sin, cos and tan at the float32 values nearest
+"""The Numba backend's float32 math.  float32_math.py, float32_trig.py, float32_inverse_hyperbolic.py
+and float32_activations.py (float32 lanes): within their stated bounds (``ULPS``, in ulps of the true
+value) on 2^16 inputs spread over the whole range and the special values, which are NumPy's (NaN,
++-inf, the sign of a zero, overflow and underflow where the true value does); sin, cos and tan at the
+float32 values nearest
 every multiple of pi/2 below their reduction's bound, where the reduced argument is smallest; float16
 and bfloat16 through them within an ulp of their own on every one of their 65536 values; the binary
 logaddexp/logaddexp2 on NumPy's float32 formula.  float32_wide.py (float64 arithmetic rounded once),
@@ -269,9 +270,9 @@ def test_logaddexp_on_numpys_float32_formula(name):
 
 #: the float32-lane ops by kind (loop dtypes float32): one per kernel family in the default suite
 VECTOR_OPS = {"exp": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "erf": 1, "gelu": 1, "logaddexp": 2, "selu": 3,
-              "sin": 1, "tan": 1, "cbrt": 1}
+              "sin": 1, "tan": 1, "cbrt": 1, "arcsinh": 1}
 VECTOR_OPS_MORE = {"exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "gelu_tanh": 1, "softplus": 1,
-                   "mish": 1, "logaddexp2": 2, "elu": 2, "celu": 2, "swish": 2, "cos": 1}
+                   "mish": 1, "logaddexp2": 2, "elu": 2, "celu": 2, "swish": 2, "cos": 1, "arccosh": 1, "arctanh": 1}
 
 
 def _vector_widths(name, arity, tmp_path, monkeypatch):

@@ -1,10 +1,11 @@
 """Every float32 input (all 2^32 bit patterns, NaNs and infinities included) of each float32-lane
-function (backends/numba/float32_math.py, float32_trig.py, float32_activations.py with default
-parameters; sin, cos and tan beyond their reduction's range through the C library's) through
-gpubcast, against the C library's float64 function (within an ulp of double: 2^-29 of a float32 ulp,
-so a result's error is measured to that, double rounding included): within its stated bound
-(``ULPS``), NaN exactly where the true value is, zeros with the true value's sign.  Marked slow:
-about a minute a function on two cores (``-m slow -k exhaustive -s`` prints the measured maxima)."""
+function (backends/numba/float32_math.py, float32_trig.py, float32_inverse_hyperbolic.py,
+float32_activations.py with default parameters; sin, cos and tan beyond their reduction's range
+through the C library's) through gpubcast, against the C library's float64 function (within an ulp
+of double: 2^-29 of a float32 ulp, so a result's error is measured to that, double rounding
+included): within its stated bound (``ULPS``), NaN exactly where the true value is, zeros with the
+true value's sign.  Marked slow: about a minute a function on two cores (``-m slow -k exhaustive -s``
+prints the measured maxima)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ REFERENCES = {
     "tanh": lambda x: math.tanh(x), "erf": lambda x: math.erf(x),
     "sin": lambda x: math.sin(x), "cos": lambda x: math.cos(x), "tan": lambda x: math.tan(x),
     "sinh": lambda x: math.sinh(x), "cosh": lambda x: math.cosh(x), "cbrt": lambda x: np.cbrt(x),
+    "arcsinh": lambda x: math.asinh(x),
+    "arccosh": lambda x: math.acosh(x) if x >= 1.0 else math.nan,
+    "arctanh": lambda x: math.atanh(x) if abs(x) < 1.0 else (math.copysign(math.inf, x) if abs(x) == 1.0 else math.nan),
     "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
     "gelu": lambda x: 0.5 * x * math.erfc(x * -0.7071067811865476),
     "gelu_tanh": lambda x: x / (1.0 + math.exp(-1.5957691216057308 * (x + 0.044715 * (x * x * x)))),

@@ -1,7 +1,7 @@
 """Shared pieces of the float32-lane tests (backends/numba/float32_math.py, float32_trig.py,
-float32_activations.py): which gpubcast call computes each function, its float64 reference, and the
-error in ulps of the true value that the bounds (``float32_math.ULPS``, ``float32_trig.ULPS``,
-``float32_activations.ULPS``) are stated in."""
+float32_inverse_hyperbolic.py, float32_activations.py): which gpubcast call computes each function,
+its float64 reference, and the error in ulps of the true value that the bounds (``float32_math.ULPS``,
+``float32_trig.ULPS``, ``float32_inverse_hyperbolic.ULPS``, ``float32_activations.ULPS``) are stated in."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 import gpubcast as gb
-from gpubcast.backends.numba import float32_activations, float32_math, float32_trig
+from gpubcast.backends.numba import float32_activations, float32_inverse_hyperbolic, float32_math, float32_trig
 
 #: default parameters of the activations that take some (ONNX's, the registry's)
 SELU = (1.67326319217681884765625, 1.05070102214813232421875)
@@ -28,6 +28,7 @@ UNARY = {
     "log": (gb.log, np.log), "log2": (gb.log2, np.log2), "log10": (gb.log10, np.log10),
     "log1p": (gb.log1p, np.log1p), "tanh": (gb.tanh, np.tanh), "sin": (gb.sin, np.sin), "cos": (gb.cos, np.cos),
     "tan": (gb.tan, np.tan), "sinh": (gb.sinh, np.sinh), "cosh": (gb.cosh, np.cosh), "cbrt": (gb.cbrt, np.cbrt),
+    "arcsinh": (gb.arcsinh, np.arcsinh), "arccosh": (gb.arccosh, np.arccosh), "arctanh": (gb.arctanh, np.arctanh),
     "sigmoid": (gb.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))), "erf": (gb.erf, _ERF),
     "gelu": (gb.gelu, lambda x: 0.5 * x * _ERFC(x * -0.7071067811865476)),
     "gelu_tanh": (lambda x: gb.gelu(x, "tanh"),
@@ -45,7 +46,7 @@ OP = {name: (name, ()) for name in UNARY}
 OP.update({"gelu_tanh": ("gelu_tanh", ()), "swish": ("swish", (1.0,)), "elu": ("elu", (1.0,)),
            "celu": ("celu", (1.0,)), "selu": ("selu", SELU)})
 #: every stated bound, by function name
-ULPS = {**float32_math.ULPS, **float32_trig.ULPS, **float32_activations.ULPS}
+ULPS = {**float32_math.ULPS, **float32_trig.ULPS, **float32_inverse_hyperbolic.ULPS, **float32_activations.ULPS}
 
 _TWO128 = 2.0 ** 128
 
@@ -91,5 +92,8 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e-45, -3
                     524287.97, -524287.97, 524288.0, -524288.0, 524288.03, 1e5, 1e10, -1e30, 0.7831375, -0.7831375,
                     0.8308, -0.8308, 2.3561945, -2.3561945, 2.3606927, 3.9269543, 7.0590377,
                     # sinh/cosh: the polynomial's edge, the last finite results and the first infinities
-                    0.62499994, -0.62499994, 89.41, 89.4159, -89.4159, 89.416, 89.42, -89.42, 90.0, 1e10],
+                    0.62499994, -0.62499994, 89.41, 89.4159, -89.4159, 89.416, 89.42, -89.42, 90.0, 1e10,
+                    # arcsinh/arccosh/arctanh: the polynomials' edge, ln 2a's, the domain's edges
+                    0.49999997, -0.49999997, 0.99999994, -0.99999994, 1.0000001, 4096.0, 4096.0005, -4096.0005,
+                    1.7e38, 2.5e38],
                    np.float32)

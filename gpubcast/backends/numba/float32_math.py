@@ -330,19 +330,32 @@ def log10_single(x):
 
 
 @register_jitable
-def log1p_core(x, x_lo):
-    """ln(1 + x + x_lo) for x > -1 finite and a tiny x_lo (the low part of a double-float; 0 for a
-    float32 x) (s_log1pf.c): -0.2929 < x < 0.4142: the kernel of f = x itself; else of u = 1 + x
-    rounded; plus c / u, c = 1 + x - u exactly (0 for the former), plus x_lo."""
+def log1p_reduced(x, lo_num, lo_den):
+    """(k, f, c): 1 + x + lo = 2 ** k (1 + f) (1 + c) to the first order in c, for x > -1 finite and a
+    tiny lo = lo_num / lo_den (the low part of a double-float, as a fraction whose division is c's:
+    0 / 1 for a float32 x) (s_log1pf.c): -0.2929 < x < 0.4142: k = 0, f = x itself; else 1 + x
+    rounded to u = 2 ** k (1 + f); c = (1 + x - u (exactly; 0 for the former) + lo) / u."""
     u = _ONE + x
     k, f = log_split(u)
     c = (_ONE - (u - x)) if u >= _TWO else (x - (u - _ONE))     # exact (Sterbenz)
     near = (x > F(-0.29289323)) & (x < F(0.41421354))
     k = F(0.0) if near else k
     f = x if near else f
-    c = ((F(0.0) if near else c) + x_lo) / u
+    return k, f, ffma(F(0.0) if near else c, lo_den, lo_num) / (u * lo_den)
+
+
+@register_jitable
+def log_assembled(k, f, c):
+    """k ln2 + ln(1 + f) + c for f in [sqrt(2)/2 - 1, sqrt(2) - 1] and a small c (s_log1pf.c's sum)."""
     r, hfsq = log_kernel(f)
     return k * _LOG_LN2_HI - ((hfsq - (r + (k * _LOG_LN2_LO + c))) - f)
+
+
+@register_jitable
+def log1p_core(x, x_lo):
+    """ln(1 + x + x_lo) for x > -1 finite and a tiny x_lo (``log1p_reduced``, ``log_assembled``)."""
+    k, f, c = log1p_reduced(x, x_lo, _ONE)
+    return log_assembled(k, f, c)
 
 
 @inlined

@@ -6,9 +6,10 @@ logaddexp2, copysign, nextafter, fmax, fmin), by value family.
 NumPy's values: the C library's real functions (float16 and bfloat16 computed in float32 and rounded
 once, as NumPy's half loops and ml_dtypes do), the C library's complex functions where NumPy calls
 them, and NumPy's own formulas (funcs.inc.src, npy_math) for the rest.  float32 values come from the
-vectorising kernels of ``float32_math``, ``float32_trig`` and ``float32_wide`` (``FLOAT32_FUNCTIONS``,
-``FLOAT32_BINARY``); sin, cos and tan of a float32 beyond their reductions' range (``float32_trig``'s
-``SIN_COS_REDUCED``) from the C library (``sin_cos_large``, ``sin_cos_key``).
+vectorising kernels of ``float32_math``, ``float32_trig``, ``float32_inverse_hyperbolic`` and
+``float32_wide`` (``FLOAT32_FUNCTIONS``, ``FLOAT32_BINARY``); sin, cos and tan of a float32 beyond
+their reductions' range (``float32_trig``'s ``SIN_COS_REDUCED``) from the C library
+(``sin_cos_large``, ``sin_cos_key``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 import numpy as np
 from numba.core import types
 
+from .. import float32_inverse_hyperbolic as IH32
 from .. import float32_math as F32
 from .. import float32_trig as T32
 from .. import float32_wide as W32
@@ -195,12 +197,13 @@ def _complex_math(name, portable):
     return complex_function(SYSTEM_COMPLEX[name], portable)
 
 
-#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan) or ``float32_math``
-#: (sinh, cosh), in float32 lanes, or ``float32_wide`` (float64 formulas): all vectorise; the C library elsewhere
+#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan), ``float32_math``
+#: (sinh, cosh) or ``float32_inverse_hyperbolic`` (arcsinh, arccosh, arctanh), in float32 lanes, or
+#: ``float32_wide`` (float64 formulas): all vectorise; the C library elsewhere
 FLOAT32_FUNCTIONS = {"sin": T32.sin_single, "cos": T32.cos_single, "tan": T32.tan_single,
                      "arcsin": W32.arcsin_single, "arccos": W32.arccos_single, "arctan": W32.arctan_single,
-                     "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": W32.arcsinh_single,
-                     "arccosh": W32.arccosh_single, "arctanh": W32.arctanh_single}
+                     "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": IH32.arcsinh_single,
+                     "arccosh": IH32.arccosh_single, "arctanh": IH32.arctanh_single}
 
 
 #: binary ops whose float32 values come from ``float32_wide``, ``float32_math`` or ``float32_activations``
