@@ -100,8 +100,8 @@ UNARY = _make_unary_stubs({**unary.families(SCALAR["maximum"]), **math_functions
 
 #: unary ops whose float32 body is long (``float32_math``, ``float32_inverse_hyperbolic``,
 #: ``float32_activations``): ``rows.unary_row`` keeps their contiguous loop a function of its own
-HEAVY_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sinh", "cosh", "arcsinh",
-                         "arccosh", "arctanh", "sigmoid", "erf", "softplus", "mish", "gelu", "gelu_tanh"})
+HEAVY_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sinh", "cosh", "cbrt",
+                         "arcsinh", "arccosh", "arctanh", "sigmoid", "erf", "softplus", "mish", "gelu", "gelu_tanh"})
 
 #: unary op name -> (``vector``, ``key``, ``large_key``): ``vector(codec, x)`` is the op's value
 #: where ``key(codec, x)`` (an int32) is below ``large_key``, and vectorises; ``unary_row`` keeps its
