@@ -38,6 +38,8 @@ REFERENCES = {
     "log1p": lambda x: math.log1p(x) if x > -1.0 else (-math.inf if x == -1.0 else math.nan),
     "tanh": lambda x: math.tanh(x), "erf": lambda x: math.erf(x),
     "sin": lambda x: math.sin(x), "cos": lambda x: math.cos(x), "tan": lambda x: math.tan(x),
+    "arcsin": lambda x: math.asin(x) if abs(x) <= 1.0 else math.nan,
+    "arccos": lambda x: math.acos(x) if abs(x) <= 1.0 else math.nan, "arctan": lambda x: math.atan(x),
     "sinh": lambda x: math.sinh(x), "cosh": lambda x: math.cosh(x),
     "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
     "gelu": lambda x: 0.5 * x * math.erfc(x * -0.7071067811865476),

@@ -27,7 +27,8 @@ UNARY = {
     "exp": (gb.exp, np.exp), "exp2": (gb.exp2, np.exp2), "expm1": (gb.expm1, np.expm1),
     "log": (gb.log, np.log), "log2": (gb.log2, np.log2), "log10": (gb.log10, np.log10),
     "log1p": (gb.log1p, np.log1p), "tanh": (gb.tanh, np.tanh), "sin": (gb.sin, np.sin), "cos": (gb.cos, np.cos),
-    "tan": (gb.tan, np.tan), "sinh": (gb.sinh, np.sinh), "cosh": (gb.cosh, np.cosh),
+    "tan": (gb.tan, np.tan), "arcsin": (gb.arcsin, np.arcsin), "arccos": (gb.arccos, np.arccos),
+    "arctan": (gb.arctan, np.arctan), "sinh": (gb.sinh, np.sinh), "cosh": (gb.cosh, np.cosh),
     "sigmoid": (gb.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))), "erf": (gb.erf, _ERF),
     "gelu": (gb.gelu, lambda x: 0.5 * x * _ERFC(x * -0.7071067811865476)),
     "gelu_tanh": (lambda x: gb.gelu(x, "tanh"),
@@ -91,5 +92,9 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e-45, -3
                     524287.97, -524287.97, 524288.0, -524288.0, 524288.03, 1e5, 1e10, -1e30, 0.7831375, -0.7831375,
                     0.8308, -0.8308, 2.3561945, -2.3561945, 2.3606927, 3.9269543, 7.0590377,
                     # sinh/cosh: the polynomial's edge, the last finite results and the first infinities
-                    0.62499994, -0.62499994, 89.41, 89.4159, -89.4159, 89.416, 89.42, -89.42, 90.0, 1e10],
+                    0.62499994, -0.62499994, 89.41, 89.4159, -89.4159, 89.416, 89.42, -89.42, 90.0, 1e10,
+                    # arcsin/arccos: their branches' edge 0.5, the ends +-1 and beyond; arctan: 1 (the
+                    # reciprocal from above it), its worst ulps, 1/|x| subnormal (2^126 on) and the largest
+                    0.49999997, -0.49999997, 0.50000006, -0.50000006, 0.99999994, -0.99999994, 1.0000001,
+                    -1.0000001, 0.9990349, -0.9990349, 1.0009661, 8.507059e37, 9e37, -1e38],
                    np.float32)

@@ -9,11 +9,11 @@ Its layers, bottom to top; a module imports only from the layers below it:
               logaddexp: polynomials, FMA, selects; bounds in ``ULPS``); imports ``codecs``
 ``float32_activations``  the activations that call a math function, in float32 lanes on
               ``float32_math``'s kernels; imports ``codecs``, ``float32_math``
-``float32_trig``  float32 sin, cos and tan in float32 lanes (a Cody-Waite reduction below
-              ``SIN_COS_REDUCED``, polynomials; bounds in ``ULPS``), and ``sin_cos_large``, the
-              arguments beyond it; imports ``codecs``, ``float32_math``
-``float32_wide``  the other float32 math functions (inverse trigonometric, hyperbolic, cbrt, hypot)
-              by float64 arithmetic that vectorises, rounded once; imports ``codecs``, ``float32_math``
+``float32_trig``  float32 sin, cos, tan and their inverses, arctan2, in float32 lanes (a Cody-Waite
+              reduction below ``SIN_COS_REDUCED``, polynomials; bounds in ``ULPS``), and
+              ``sin_cos_large``, the arguments beyond it; imports ``codecs``, ``float32_math``
+``float32_wide``  the other float32 math functions (inverse hyperbolic, cbrt, hypot) by float64
+              arithmetic that vectorises, rounded once; imports ``codecs``, ``float32_math``
 ``scalars``   per-op semantics: one scalar function per op of the registry, over raw values
               (``UNARY``, ``SCALAR``, ``VARIADIC``); a package, one module per kind of op behind
               those tables; imports ``codecs`` and the four above

@@ -195,15 +195,17 @@ def _complex_math(name, portable):
     return complex_function(SYSTEM_COMPLEX[name], portable)
 
 
-#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan) or ``float32_math``
-#: (sinh, cosh), in float32 lanes, or ``float32_wide`` (float64 formulas): all vectorise; the C library elsewhere
+#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan, arcsin, arccos, arctan)
+#: or ``float32_math`` (sinh, cosh), in float32 lanes, or ``float32_wide`` (float64 formulas): all
+#: vectorise; the C library elsewhere
 FLOAT32_FUNCTIONS = {"sin": T32.sin_single, "cos": T32.cos_single, "tan": T32.tan_single,
-                     "arcsin": W32.arcsin_single, "arccos": W32.arccos_single, "arctan": W32.arctan_single,
+                     "arcsin": T32.arcsin_single, "arccos": T32.arccos_single, "arctan": T32.arctan_single,
                      "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": W32.arcsinh_single,
                      "arccosh": W32.arccosh_single, "arctanh": W32.arctanh_single}
 
 
-#: binary ops whose float32 values come from ``float32_wide``, ``float32_math`` or ``float32_activations``
+#: binary ops whose float32 values come from ``float32_trig`` (arctan2), ``float32_wide`` (hypot),
+#: ``float32_math`` or ``float32_activations``
 #: (their scalar functions are inlined: the activations with one parameter among them)
 FLOAT32_BINARY = frozenset({"arctan2", "hypot", "logaddexp", "logaddexp2", "elu", "celu", "swish"})
 
@@ -302,7 +304,7 @@ def binary_families():
     f_max, f_min = _fmax_fmin(True), _fmax_fmin(False)
     int_max, int_min = select(lambda a, b: a > b), select(lambda a, b: a < b)
     return {
-        "arctan2": {"f": lift(float32_fast(W32.arctan2_single, math.atan2, 2))},
+        "arctan2": {"f": lift(float32_fast(T32.arctan2_single, math.atan2, 2))},
         "hypot": {"f": lift(float32_fast(W32.hypot_single, libm_hypot, 2))},
         "logaddexp": {"f": lift(float32_fast(F32.logaddexp_single, _logaddexp, 2))},
         "logaddexp2": {"f": lift(float32_fast(F32.logaddexp2_single, _logaddexp2, 2))},
