@@ -1,6 +1,6 @@
-"""How the polynomials of ``backends/numba/float32_math.py`` were made: discrete minimax fits of a
-relative error by linear programming, coefficients rounded to float32 one at a time (lowest power
-first), the others refitted after each (a poor man's fpminimax).
+"""How the polynomials of ``backends/numba/float32_math.py`` and ``float32_trig.py`` were made:
+discrete minimax fits of a relative error by linear programming, coefficients rounded to float32 one
+at a time (lowest power first), the others refitted after each (a poor man's fpminimax).
 
 Run ``python tools/minimax.py [name ...]`` (needs SciPy and mpmath, not dependencies of
 gpubcast): prints each fit's coefficients and its relative error.  Targets are computed with mpmath
@@ -123,8 +123,23 @@ def _fits():
         a = np.linspace(0.5 / 3000, 0.5, 3000)
         return m(lambda v: (mp.atanh(v) - v) / v ** 3, a), [(a * a) ** j for j in range(6)], \
             m(lambda v: v ** 3 / mp.atanh(v), a)
+
+    def atan():       # atan t - t = t^3 P(t^2), t in (0, 1] (float32_trig's reduced range), relative
+        t = np.linspace(1.0 / 4000, 1.0, 4000)
+        return m(lambda v: (mp.atan(v) - v) / v ** 3, t), [(t * t) ** j for j in range(9)], \
+            m(lambda v: v ** 3 / mp.atan(v), t)
+
+    def asin():       # asin v - v = v^3 P(v^2), v in (0, 1/2], relative
+        v = np.linspace(0.5 / 3000, 0.5, 3000)
+        return m(lambda u: (mp.asin(u) - u) / u ** 3, v), [(v * v) ** j for j in range(6)], \
+            m(lambda u: u ** 3 / mp.asin(u), v)
+
+    def atan_share():  # 1 / (1 + z), z in [0, 1] (the weight of atan's low part), relative
+        z = np.linspace(0.0, 1.0, 2001)
+        return 1 / (1 + z), [z ** j for j in range(3)], 1 + z
     return {"exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "tanh": tanh, "erf": erf, "erfc": erfc,
-            "sin": sin, "cos": cos, "tan": tan, "asinh": asinh, "atanh": atanh}
+            "sin": sin, "cos": cos, "tan": tan, "atan": atan, "asin": asin, "atan_share": atan_share,
+            "asinh": asinh, "atanh": atanh}
 
 
 def main(names) -> None:

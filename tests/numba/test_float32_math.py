@@ -2,14 +2,14 @@
 and float32_activations.py (float32 lanes): within their stated bounds (``ULPS``, in ulps of the true
 value) on 2^16 inputs spread over the whole range and the special values, which are NumPy's (NaN,
 +-inf, the sign of a zero, overflow and underflow where the true value does); sin, cos and tan at the
-float32 values nearest
-every multiple of pi/2 below their reduction's bound, where the reduced argument is smallest; float16
-and bfloat16 through them within an ulp of their own on every one of their 65536 values; the binary
-logaddexp/logaddexp2 on NumPy's float32 formula.  float32_wide.py (float64 arithmetic rounded once),
-sin, cos and tan too, against NumPy's float64 result rounded once: within one float32 ulp on random bit
-patterns, dense ranges and the special values; sin/cos/tan of a row holding a large argument (beyond the
-polynomial reduction) take the C library for it and give every other element the same value as
-without it.  (Every float32 input: test_float32_math_exhaustive.py.)"""
+float32 values nearest every multiple of pi/2 below their reduction's bound, where the reduced argument
+is smallest; float16 and bfloat16 through them within an ulp of their own on every one of their 65536
+values; the binary logaddexp/logaddexp2 on NumPy's float32 formula, arctan2 on dense pairs (its bound's
+measure).  The trigonometric, hyperbolic and inverse functions, cbrt and hypot, against NumPy's float64
+result rounded once: within one float32 ulp on random bit patterns, dense ranges and the special
+values; sin/cos/tan of a row holding a large argument (beyond the polynomial reduction) take the C
+library for it and give every other element the same value as without it.  (Every float32 input:
+test_float32_math_exhaustive.py.)"""
 
 import math
 import re
@@ -268,11 +268,52 @@ def test_logaddexp_on_numpys_float32_formula(name):
         assert np.array_equal(got[same], getattr(np, name)(x[same], y[same]))
 
 
+def _arctan2_pairs(n, seed):
+    """(y, x): n pairs of each kind: any bit patterns; ratios near 1 (y's bits within 64 of x's: atan's
+    tail is largest, and |y| > |x| flips there); ratios in [1/8, 8]; both tiny (subnormal included);
+    both huge; both in [-10, 10]; and every pair of the special values."""
+    rng = np.random.default_rng(seed)
+
+    def bits(lo=0, hi=2 ** 32):
+        return rng.integers(lo, hi, n, dtype=np.uint64).astype(np.int64)
+
+    def signed(b):
+        return (b | (bits() & 0x80000000)).astype(np.uint32)
+
+    near_one, within_8 = bits(0, 0x7F800000), bits(0x00800000, 0x7F000000)
+    kinds = [(bits(), bits()),
+             (np.clip(near_one + rng.integers(-64, 65, n), 0, 0x7F7FFFFF), near_one),
+             (np.clip(within_8 + rng.integers(-2 ** 25, 2 ** 25, n), 0, 0x7F7FFFFF), within_8),
+             (bits(0, 0x0C000000), bits(0, 0x0C000000)), (bits(0x74000000, 0x7F800000), bits(0x74000000, 0x7F800000))]
+    y = np.concatenate([signed(a) for a, _ in kinds]).view(np.float32)
+    x = np.concatenate([signed(b) for _, b in kinds]).view(np.float32)
+    small = rng.uniform(-10, 10, (2, n)).astype(np.float32)
+    edge = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 1e-40, 1.1754944e-38, 8.67e-19,
+                     3.4028235e38, -3.4028235e38, 2.5, -2.5, 0.5, 1.0000001, 0.99999994], np.float32)
+    return (np.concatenate([y, small[0], np.repeat(edge, edge.size)]),
+            np.concatenate([x, small[1], np.tile(edge, edge.size)]))
+
+
+@pytest.mark.parametrize("n", [1 << 16, pytest.param(1 << 22, marks=pytest.mark.slow)])
+def test_arctan2_within_its_bound_on_dense_pairs(n):
+    """float32_trig.arctan2_single (float32 lanes) within ``ULPS["arctan2"]`` of the true value on 7 n
+    pairs (the slow case: 2^24.8), the C99 special values and zeros' signs included (``ulp_error``)."""
+    y, x = _arctan2_pairs(n, seed=n)
+    got = gb.arctan2(y, x)
+    with np.errstate(all="ignore"):
+        want = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    err = ulp_error(got, want)
+    worst = int(np.argmax(err))
+    print(f"\narctan2 on {y.size} pairs: max {err.max():.4f} ulps at ({y[worst]!r}, {x[worst]!r})")
+    assert err.max() <= ULPS["arctan2"], f"arctan2({y[worst]!r}, {x[worst]!r}) = {got[worst]!r}, true {want[worst]!r}"
+
+
 #: the float32-lane ops by kind (loop dtypes float32): one per kernel family in the default suite
 VECTOR_OPS = {"exp": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "erf": 1, "gelu": 1, "logaddexp": 2, "selu": 3,
-              "sin": 1, "tan": 1, "cbrt": 1, "arcsinh": 1}
+              "sin": 1, "tan": 1, "cbrt": 1, "arcsinh": 1, "arctan": 1, "arcsin": 1}
 VECTOR_OPS_MORE = {"exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "gelu_tanh": 1, "softplus": 1,
-                   "mish": 1, "logaddexp2": 2, "elu": 2, "celu": 2, "swish": 2, "cos": 1, "arccosh": 1, "arctanh": 1}
+                   "mish": 1, "logaddexp2": 2, "elu": 2, "celu": 2, "swish": 2, "cos": 1, "arccosh": 1, "arctanh": 1,
+                   "arccos": 1, "arctan2": 2}
 
 
 def _vector_widths(name, arity, tmp_path, monkeypatch):

@@ -39,6 +39,8 @@ REFERENCES = {
     "log1p": lambda x: math.log1p(x) if x > -1.0 else (-math.inf if x == -1.0 else math.nan),
     "tanh": lambda x: math.tanh(x), "erf": lambda x: math.erf(x),
     "sin": lambda x: math.sin(x), "cos": lambda x: math.cos(x), "tan": lambda x: math.tan(x),
+    "arcsin": lambda x: math.asin(x) if abs(x) <= 1.0 else math.nan,
+    "arccos": lambda x: math.acos(x) if abs(x) <= 1.0 else math.nan, "arctan": lambda x: math.atan(x),
     "sinh": lambda x: math.sinh(x), "cosh": lambda x: math.cosh(x), "cbrt": lambda x: np.cbrt(x),
     "arcsinh": lambda x: math.asinh(x),
     "arccosh": lambda x: math.acosh(x) if x >= 1.0 else math.nan,

@@ -27,7 +27,9 @@ UNARY = {
     "exp": (gb.exp, np.exp), "exp2": (gb.exp2, np.exp2), "expm1": (gb.expm1, np.expm1),
     "log": (gb.log, np.log), "log2": (gb.log2, np.log2), "log10": (gb.log10, np.log10),
     "log1p": (gb.log1p, np.log1p), "tanh": (gb.tanh, np.tanh), "sin": (gb.sin, np.sin), "cos": (gb.cos, np.cos),
-    "tan": (gb.tan, np.tan), "sinh": (gb.sinh, np.sinh), "cosh": (gb.cosh, np.cosh), "cbrt": (gb.cbrt, np.cbrt),
+    "tan": (gb.tan, np.tan), "arcsin": (gb.arcsin, np.arcsin), "arccos": (gb.arccos, np.arccos),
+    "arctan": (gb.arctan, np.arctan), "sinh": (gb.sinh, np.sinh), "cosh": (gb.cosh, np.cosh),
+    "cbrt": (gb.cbrt, np.cbrt),
     "arcsinh": (gb.arcsinh, np.arcsinh), "arccosh": (gb.arccosh, np.arccosh), "arctanh": (gb.arctanh, np.arctanh),
     "sigmoid": (gb.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))), "erf": (gb.erf, _ERF),
     "gelu": (gb.gelu, lambda x: 0.5 * x * _ERFC(x * -0.7071067811865476)),
@@ -93,7 +95,10 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e-45, -3
                     0.8308, -0.8308, 2.3561945, -2.3561945, 2.3606927, 3.9269543, 7.0590377,
                     # sinh/cosh: the polynomial's edge, the last finite results and the first infinities
                     0.62499994, -0.62499994, 89.41, 89.4159, -89.4159, 89.416, 89.42, -89.42, 90.0, 1e10,
-                    # arcsinh/arccosh/arctanh: the polynomials' edge, ln 2a's, the domain's edges
-                    0.49999997, -0.49999997, 0.99999994, -0.99999994, 1.0000001, 4096.0, 4096.0005, -4096.0005,
-                    1.7e38, 2.5e38],
+                    # arcsinh/arccosh/arctanh: the polynomials' edge, ln 2a's, the domain's edges;
+                    # arcsin/arccos: their branches' edge 0.5, the ends +-1 and beyond; arctan: 1 (the
+                    # reciprocal from above it), its worst ulps, 1/|x| subnormal (2^126 on) and the largest
+                    0.49999997, -0.49999997, 0.50000006, -0.50000006, 0.99999994, -0.99999994, 1.0000001,
+                    -1.0000001, 0.9990349, -0.9990349, 1.0009661, 8.507059e37, 9e37, -1e38, 4096.0, 4096.0005,
+                    -4096.0005, 1.7e38, 2.5e38],
                    np.float32)

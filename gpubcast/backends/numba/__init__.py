@@ -9,14 +9,12 @@ Its layers, bottom to top; a module imports only from the layers below it:
               sinh, cosh, cbrt, logaddexp: polynomials, FMA, selects; bounds in ``ULPS``); imports ``codecs``
 ``float32_activations``  the activations that call a math function, in float32 lanes on
               ``float32_math``'s kernels; imports ``codecs``, ``float32_math``
-``float32_trig``  float32 sin, cos and tan in float32 lanes (a Cody-Waite reduction below
-              ``SIN_COS_REDUCED``, polynomials; bounds in ``ULPS``), and ``sin_cos_large``, the
-              arguments beyond it; imports ``codecs``, ``float32_math``
+``float32_trig``  float32 sin, cos, tan and their inverses, arctan2, in float32 lanes (a Cody-Waite
+              reduction below ``SIN_COS_REDUCED``, polynomials; bounds in ``ULPS``), and
+              ``sin_cos_large``, the arguments beyond it; imports ``codecs``, ``float32_math``
 ``float32_inverse_hyperbolic``  float32 arcsinh, arccosh and arctanh in float32 lanes (odd
               polynomials, ``float32_math``'s log1p of a double-float; bounds in ``ULPS``); imports
               ``codecs``, ``float32_math``
-``float32_wide``  the other float32 math functions (inverse trigonometric, hypot, arctan2) by
-              float64 arithmetic that vectorises, rounded once; imports ``codecs``, ``float32_math``
 ``scalars``   per-op semantics: one scalar function per op of the registry, over raw values
               (``UNARY``, ``SCALAR``, ``VARIADIC``); a package, one module per kind of op behind
               those tables; imports ``codecs`` and the five above

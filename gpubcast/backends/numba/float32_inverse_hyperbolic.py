@@ -4,8 +4,8 @@
 Like ``float32_math``'s functions (whose module docstring says why: the C library's asinhf/acoshf/
 atanhf are calls LLVM cannot vectorise), these are float32 arithmetic, ``llvm.fma``, ``llvm.sqrt``
 and selects, no branches and no calls, so a row loop of one vectorises at the full width of the
-machine (16 float32 lanes with AVX-512), twice the lanes of the float64 formulas (``float32_wide``)
-they replace.
+machine (16 float32 lanes with AVX-512), twice the lanes of the float64 formulas
+they replaced.
 
 Accuracy: each function is within ``ULPS[name]`` ulps of the true value for every float32 input
 (measured by tests/numba/test_float32_math_exhaustive.py against the C library's float64 asinh/acosh/

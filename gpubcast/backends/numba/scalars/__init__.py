@@ -99,9 +99,11 @@ def row_functions(name: str):
 UNARY = _make_unary_stubs({**unary.families(SCALAR["maximum"]), **math_functions.unary_families()})
 
 #: unary ops whose float32 body is long (``float32_math``, ``float32_inverse_hyperbolic``,
-#: ``float32_activations``): ``rows.unary_row`` keeps their contiguous loop a function of its own
+#: ``float32_activations``, ``float32_trig``'s inverses): ``rows.unary_row`` keeps their contiguous loop
+#: a function of its own
 HEAVY_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sinh", "cosh", "cbrt",
-                         "arcsinh", "arccosh", "arctanh", "sigmoid", "erf", "softplus", "mish", "gelu", "gelu_tanh"})
+                         "arcsinh", "arccosh", "arctanh", "arcsin", "arccos", "arctan", "sigmoid", "erf", "softplus",
+                         "mish", "gelu", "gelu_tanh"})
 
 #: unary op name -> (``vector``, ``key``, ``large_key``): ``vector(codec, x)`` is the op's value
 #: where ``key(codec, x)`` (an int32) is below ``large_key``, and vectorises; ``unary_row`` keeps its

@@ -6,8 +6,8 @@ logaddexp2, copysign, nextafter, fmax, fmin), by value family.
 NumPy's values: the C library's real functions (float16 and bfloat16 computed in float32 and rounded
 once, as NumPy's half loops and ml_dtypes do), the C library's complex functions where NumPy calls
 them, and NumPy's own formulas (funcs.inc.src, npy_math) for the rest.  float32 values come from the
-vectorising kernels of ``float32_math``, ``float32_trig``, ``float32_inverse_hyperbolic`` and
-``float32_wide`` (``FLOAT32_FUNCTIONS``, ``FLOAT32_BINARY``); sin, cos and tan of a float32 beyond
+vectorising kernels of ``float32_math``, ``float32_trig`` and ``float32_inverse_hyperbolic``
+(``FLOAT32_FUNCTIONS``, ``FLOAT32_BINARY``); sin, cos and tan of a float32 beyond
 their reductions' range (``float32_trig``'s ``SIN_COS_REDUCED``) from the C library
 (``sin_cos_large``, ``sin_cos_key``).
 """
@@ -23,7 +23,6 @@ from numba.core import types
 from .. import float32_inverse_hyperbolic as IH32
 from .. import float32_math as F32
 from .. import float32_trig as T32
-from .. import float32_wide as W32
 from ..cache import overload, register_jitable
 from ..codecs import (BFLOAT16, SYSTEM_COMPLEX, SYSTEM_CPOW, decode, f32_magnitude_key, fabs_, fcopysign, fexp2,
                       ftrunc, libm_cbrt, libm_hypot, libm_nextafter, system_cexp, system_clog)
@@ -197,16 +196,17 @@ def _complex_math(name, portable):
     return complex_function(SYSTEM_COMPLEX[name], portable)
 
 
-#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan), ``float32_math``
-#: (sinh, cosh) or ``float32_inverse_hyperbolic`` (arcsinh, arccosh, arctanh), in float32 lanes, or
-#: ``float32_wide`` (float64 formulas): all vectorise; the C library elsewhere
+#: math functions whose float32 values come from ``float32_trig`` (sin, cos, tan, arcsin, arccos, arctan),
+#: ``float32_math`` (sinh, cosh) or ``float32_inverse_hyperbolic`` (arcsinh, arccosh, arctanh), in float32
+#: lanes: all vectorise; the C library elsewhere
 FLOAT32_FUNCTIONS = {"sin": T32.sin_single, "cos": T32.cos_single, "tan": T32.tan_single,
-                     "arcsin": W32.arcsin_single, "arccos": W32.arccos_single, "arctan": W32.arctan_single,
+                     "arcsin": T32.arcsin_single, "arccos": T32.arccos_single, "arctan": T32.arctan_single,
                      "sinh": F32.sinh_single, "cosh": F32.cosh_single, "arcsinh": IH32.arcsinh_single,
                      "arccosh": IH32.arccosh_single, "arctanh": IH32.arctanh_single}
 
 
-#: binary ops whose float32 values come from ``float32_wide``, ``float32_math`` or ``float32_activations``
+#: binary ops whose float32 values come from ``float32_trig`` (arctan2), ``float32_math`` (hypot, in
+#: float64 lanes; logaddexp, logaddexp2) or ``float32_activations``
 #: (their scalar functions are inlined: the activations with one parameter among them)
 FLOAT32_BINARY = frozenset({"arctan2", "hypot", "logaddexp", "logaddexp2", "elu", "celu", "swish"})
 
@@ -305,8 +305,8 @@ def binary_families():
     f_max, f_min = _fmax_fmin(True), _fmax_fmin(False)
     int_max, int_min = select(lambda a, b: a > b), select(lambda a, b: a < b)
     return {
-        "arctan2": {"f": lift(float32_fast(W32.arctan2_single, math.atan2, 2))},
-        "hypot": {"f": lift(float32_fast(W32.hypot_single, libm_hypot, 2))},
+        "arctan2": {"f": lift(float32_fast(T32.arctan2_single, math.atan2, 2))},
+        "hypot": {"f": lift(float32_fast(F32.hypot_single, libm_hypot, 2))},
         "logaddexp": {"f": lift(float32_fast(F32.logaddexp_single, _logaddexp, 2))},
         "logaddexp2": {"f": lift(float32_fast(F32.logaddexp2_single, _logaddexp2, 2))},
         "copysign": {"f": lift(lambda a, b: fcopysign(a, b))},
