@@ -164,23 +164,33 @@ def cast(x, dtype, /, out=None, *, backend=None):
 
     A float that is nan or out of the integer dtype's range converts to an undefined value, as
     in C, NumPy (which warns) and ONNX."""
+    if dtype is None:
+        raise TypeError("cast: dtype is required, e.g. cast(x, numpy.float32)")
     try:   # one table per target dtype as given (a type, a dtype, a str)
-        table = _CAST_TABLES[dtype, backend]
+        table = _CAST_BY_DTYPE[dtype] if backend is None else _CAST_TABLES[dtype, backend]
     except TypeError:  # an unhashable dtype= (the general path says what is wrong with it)
         table = None
     if table is not None:  # the compiled hot path first
         result = compiled_calls.call(table, out, x)
         if result is not None:
             return result
-    if dtype is None:
-        raise TypeError("cast: dtype is required, e.g. cast(x, numpy.float32)")
+    return _cast_general(out, x, dtype, backend, table)
+
+
+def _cast_general(out, x, dtype, backend=None, table=None):
     if is_python_scalar(x):   # as NumPy holds it, then converted: np.asarray(x).astype(dtype)
         x = np.asarray(x)
     return apply(_CAST, (x,), out=out, dtype=dtype, backend=backend, table=table)
 
 
 _CAST = ops.get("cast")
-_CAST_TABLES = OptionTables("cast")
+_CAST_TABLES = OptionTables("cast")      # by (dtype, backend)
+_CAST_BY_DTYPE = OptionTables("cast")    # backend=None's, by dtype: C picks from it (``keyed``)
+# the default call, cast(x, dtype[, out]), runs from C with the table of its dtype once the general
+# path has made one (made on first use: every spelling of a dtype, a type, a str, has its own)
+cast = compiled_calls.function(
+    cast, lambda out, x, dtype: _cast_general(out, x, dtype, None, _CAST_BY_DTYPE[dtype]),
+    _CAST_BY_DTYPE, 1, keyed=_CAST_BY_DTYPE)
 
 
 def clip(x, /, min=None, max=None, out=None, *, broadcast="numpy", backend=None):  # noqa: A002 - NumPy's names

@@ -113,7 +113,7 @@ OUT_MODES = {None: 0, "keyword": 1, "positional": 2}
 
 
 def function(general, declined, table: Table, inputs: int, *, extra: tuple = (), out: str | None = "positional",
-             options: dict | None = None):
+             options: dict | None = None, keyed: dict | None = None):
     """``general`` (a public function) with its default call run from C first: ``inputs`` positional
     operands, ``out=`` given (by name, or with ``out="positional"`` also after them; with ``out=None``
     the function takes none, and a call passing one is ``general``'s error) or not, and
@@ -121,13 +121,15 @@ def function(general, declined, table: Table, inputs: int, *, extra: tuple = (),
     ``declined(out, *operands, *extra)`` (best ``general``'s own general path for those options, so
     the table is not asked twice).  ``options`` maps one keyword option, ``(name, value)``, to the
     table of calls with it (``("backend", "numba")``, ``("broadcast", "none")``: what ``general``
-    would pick); such a call that C does not answer is ``general``'s.  Any other call is
+    would pick); such a call that C does not answer is ``general``'s.  With ``keyed`` (a dict), one
+    more positional argument after the operands picks the table, ``keyed[argument]`` (``cast``'s
+    dtype), and ``declined`` gets it last; an argument not in ``keyed`` is ``general``'s.  Any other call is
     ``general``'s (``hot_call.cpp``'s ``function``).  The object carries ``general``'s name, docs and
     signature (``__wrapped__``).  ``general`` itself where the package's built extension is not there
     (nothing is compiled at import time): its own Python hot path serves then."""
     if not _prebuilt():
         return general
-    fn = module.function(general, declined, table, inputs, tuple(extra), OUT_MODES[out], options)
+    fn = module.function(general, declined, table, inputs, tuple(extra), OUT_MODES[out], options, keyed)
     functools.update_wrapper(fn, general)
     return fn
 

@@ -28,12 +28,13 @@
  *       or the driver rejects the operands (misaligned, out= partially overlapping an input).
  *       A call with an operand that has no key here (a device array) goes to the fallback installed
  *       through ``api`` (cuda_launch.cpp's, for the same table), else is None.
- *   function(general, declined, table, inputs, extra, out_mode[, options]) -> a callable
+ *   function(general, declined, table, inputs, extra, out_mode[, options[, keyed]]) -> a callable
  *       A public function (api.py's gb.add, gb.tanh, ...) whose default call -- `inputs` positional
  *       operands, out= or not, nothing else -- is call(table, out, *operands, *extra) with no Python
  *       frame, else declined(out, *operands, *extra); one keyword option that `options` maps to a
  *       table ({(name, value): table}, e.g. backend='numba', broadcast='none') takes that table; every
- *       other call is general(*args, **kwargs).
+ *       other call is general(*args, **kwargs).  With `keyed` (a dict), one more positional argument
+ *       after the operands picks the table (gb.cast's dtype: keyed[dtype]), declined gets it last.
  *   SOURCE_SHA256: str
  *       The SHA-256 of this file's text when it was built (GB_SOURCE_SHA256, defined by setup.py and
  *       compiled_calls): compiled_calls loads no module built from another text.
@@ -603,6 +604,7 @@ typedef struct {
     PyObject *table;        /* the default options' entries (a dict) */
     PyObject *extra;        /* a tuple of operands after the inputs (an activation's default parameters) */
     PyObject *options;      /* (name, value) of one keyword option -> its table (a dict), or None */
+    PyObject *keyed;        /* the positional argument after the operands -> its table (a dict), or None */
     PyObject *dict;         /* __name__, __doc__, __wrapped__, ... (functools.update_wrapper) */
     int nin, out_mode;      /* 0: no out= (general's error); 1: out= by name; 2: also positionally */
 } Function;
@@ -611,15 +613,21 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     Function *f = (Function *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     Py_ssize_t ne = PyTuple_GET_SIZE(f->extra);
-    PyObject *out = Py_None, *table = f->table;
+    PyObject *out = Py_None, *table = f->table, *chosen = NULL;
     int option = 0;                   /* an option given: its table; a call C declines is general's */
-    int mine = (nargs == f->nin || (f->out_mode == 2 && nargs == f->nin + 1)) && nkw <= 2
-               && f->nin + ne <= MAX_IN;
-    if (mine && nargs > f->nin) out = args[f->nin];
+    int nk = f->keyed != Py_None;     /* positional arguments before out: the operands, the key */
+    int mine = (nargs == f->nin + nk || (f->out_mode == 2 && nargs == f->nin + nk + 1)) && nkw <= 2
+               && f->nin + ne + nk <= MAX_IN;
+    if (mine && nk) {
+        chosen = args[f->nin];
+        table = PyDict_GetItemWithError(f->keyed, chosen);   /* borrowed: keyed holds it */
+        if (!table) { PyErr_Clear(); mine = 0; }             /* no table yet (or unhashable): general's */
+    }
+    if (mine && nargs > f->nin + nk) out = args[f->nin + nk];
     for (Py_ssize_t i = 0; mine && i < nkw; i++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
         if (PyUnicode_CompareWithASCIIString(name, "out") == 0) {
-            if (nargs > f->nin || !f->out_mode) mine = 0;   /* out twice, or none taken: general's error */
+            if (nargs > f->nin + nk || !f->out_mode) mine = 0;   /* out twice, or none taken: general's error */
             else out = value;
         } else if (option || f->options == Py_None) {
             mine = 0;                               /* a second option: general's */
@@ -642,6 +650,7 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
         PyObject *r = call(NULL, ops, n);
         if (r != Py_None) return r;   /* the result, or NULL: raised */
         Py_DECREF(r);
+        if (chosen) ops[n++] = chosen;   /* declined(out, *operands, *extra, key) */
         if (!option) return PyObject_Vectorcall(f->declined, ops + 1, n - 1, NULL);
     }
     return PyObject_Vectorcall(f->general, args, nargsf, kwnames);
@@ -650,14 +659,14 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
 static int function_traverse(PyObject *self, visitproc visit, void *arg) {
     Function *f = (Function *)self;
     Py_VISIT(f->general); Py_VISIT(f->declined); Py_VISIT(f->table); Py_VISIT(f->extra); Py_VISIT(f->options);
-    Py_VISIT(f->dict);
+    Py_VISIT(f->keyed); Py_VISIT(f->dict);
     return 0;
 }
 
 static int function_clear(PyObject *self) {
     Function *f = (Function *)self;
     Py_CLEAR(f->general); Py_CLEAR(f->declined); Py_CLEAR(f->table); Py_CLEAR(f->extra); Py_CLEAR(f->options);
-    Py_CLEAR(f->dict);
+    Py_CLEAR(f->keyed); Py_CLEAR(f->dict);
     return 0;
 }
 
@@ -699,17 +708,17 @@ static PyGetSetDef function_getset[] = {
 static PyTypeObject FunctionType = {PyVarObject_HEAD_INIT(NULL, 0)};
 
 static PyObject *function(PyObject *self, PyObject *args) {
-    PyObject *general, *declined, *table, *extra, *options = Py_None;
+    PyObject *general, *declined, *table, *extra, *options = Py_None, *keyed = Py_None;
     int nin, out_mode;
-    if (!PyArg_ParseTuple(args, "OOO!iO!i|O", &general, &declined, &PyDict_Type, &table, &nin, &PyTuple_Type,
-                          &extra, &out_mode, &options))
+    if (!PyArg_ParseTuple(args, "OOO!iO!i|OO", &general, &declined, &PyDict_Type, &table, &nin, &PyTuple_Type,
+                          &extra, &out_mode, &options, &keyed))
         return NULL;
-    if (options != Py_None && !PyDict_Check(options)) {
-        PyErr_SetString(PyExc_TypeError, "function: options is a dict or None");
+    if ((options != Py_None && !PyDict_Check(options)) || (keyed != Py_None && !PyDict_Check(keyed))) {
+        PyErr_SetString(PyExc_TypeError, "function: options and keyed are each a dict or None");
         return NULL;
     }
     if (!PyCallable_Check(general) || !PyCallable_Check(declined) || nin < 1
-            || nin + PyTuple_GET_SIZE(extra) > MAX_IN || out_mode < 0 || out_mode > 2) {
+            || nin + PyTuple_GET_SIZE(extra) + (keyed != Py_None) > MAX_IN || out_mode < 0 || out_mode > 2) {
         PyErr_SetString(PyExc_ValueError, "function(general, declined, table, inputs, extra, out_mode): "
                         "callables, 1..MAX_IN operands, out_mode 0..2");
         return NULL;
@@ -722,6 +731,7 @@ static PyObject *function(PyObject *self, PyObject *args) {
     Py_INCREF(table); f->table = table;
     Py_INCREF(extra); f->extra = extra;
     Py_INCREF(options); f->options = options;
+    Py_INCREF(keyed); f->keyed = keyed;
     f->dict = NULL;
     f->nin = nin; f->out_mode = out_mode;
     PyObject_GC_Track((PyObject *)f);
@@ -779,7 +789,8 @@ static PyMethodDef methods[] = {
     {"key", (PyCFunction)(void (*)(void))key, METH_FASTCALL, "the signature of (out, *inputs), or None"},
     {"entry", entry, METH_VARARGS, "an entry: (driver, row, meta, slots, out_dtype, out_shape, keep)"},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "table's entry for (out, *inputs), run; or None"},
-    {"function", function, METH_VARARGS, "(general, declined, table, inputs, extra, out_mode[, options]): a public function"},
+    {"function", function, METH_VARARGS,
+     "(general, declined, table, inputs, extra, out_mode[, options[, keyed]]): a public function"},
     {NULL, NULL, 0, NULL},
 };
 

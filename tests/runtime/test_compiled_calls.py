@@ -502,6 +502,37 @@ def test_the_default_call_of_each_form_is_served_by_c_and_every_other_call_by_th
         assert (got is o) == ("out" in k or any(y is o for y in a))
 
 
+def test_cast_runs_from_c_with_the_table_of_its_dtype(only_compiled):
+    """gb.cast(x, dtype[, out]) runs from C (hot_call.cpp's ``function`` with ``keyed``): its second
+    positional argument picks the table, once the Python function has made one for that dtype; a dtype
+    without one, any option, and every error are the Python function's."""
+    _built()
+    assert type(gb.cast).__name__ == "Function"
+    assert inspect.signature(gb.cast) == inspect.signature(gb.cast.__wrapped__)
+    x, xi = ARRAYS["f32"], ARRAYS["i8"]
+    o16, o32, o64 = np.empty(x.shape, np.float16), np.empty(x.shape, np.int32), np.empty(x.shape, np.float64)
+    calls = [((x, np.float16), {}), ((x, "int32", o32), {}), ((x, np.dtype(np.float64)), {"out": o64}),
+             ((xi, np.float32), {}), ((x, np.float16, o16), {})]
+    for a, k in calls:
+        _warm(gb.cast, *a, **k)
+    only_compiled()
+    for a, k in calls:
+        out = k.get("out", a[2] if len(a) > 2 else None)
+        got = gb.cast(*a, **k)
+        _same(np.array(got, copy=True), a[0].astype(a[1]))
+        assert out is None or got is out
+    with pytest.raises(AssertionError, match="left the compiled path"):
+        gb.cast(x, np.uint16)                          # no table for this dtype yet: the Python function
+    with pytest.raises(AssertionError, match="left the compiled path"):
+        gb.cast(x, np.float16, backend="numpy")        # an option: the Python function
+    for call, message in ((lambda: gb.cast(x, None), "dtype is required"),
+                          (lambda: gb.cast(x), "missing 1 required positional argument"),
+                          (lambda: gb.cast(x, np.float16, o16, o16), "positional argument"),
+                          (lambda: gb.cast(x, np.float16, o16, out=o16), "multiple values for argument 'out'")):
+        with pytest.raises(TypeError, match=message):
+            call()
+
+
 def test_calls_beyond_the_default_take_the_python_function_with_its_values_and_errors():
     _built()
     x, c = ARRAYS["f32"], np.arange(4, dtype=np.float32)
