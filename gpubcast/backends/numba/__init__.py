@@ -6,7 +6,8 @@ Its layers, bottom to top; a module imports only from the layers below it:
 ``codecs``    raw stored values <-> computed values (float16/bfloat16 bits, bool), number intrinsics,
               ``convert`` (NumPy's astype)
 ``float32_math``  float32 math in float32 lanes, full vector width (exp, log, tanh, sigmoid, erf,
-              sinh, cosh, cbrt, logaddexp: polynomials, FMA, selects; bounds in ``ULPS``); imports ``codecs``
+              sinh, cosh, cbrt, logaddexp: polynomials, FMA, selects; bounds in ``ULPS``; hypot in
+              float64 lanes, exact squares); imports ``codecs``
 ``float32_activations``  the activations that call a math function, in float32 lanes on
               ``float32_math``'s kernels; imports ``codecs``, ``float32_math``
 ``float32_trig``  float32 sin, cos, tan and their inverses, arctan2, in float32 lanes (a Cody-Waite
