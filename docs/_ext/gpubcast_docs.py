@@ -160,14 +160,12 @@ def accuracy_table() -> list[str]:
 
 
 def float32_lanes_table() -> list[str]:
-    """A Markdown table of the Numba backend's float32-lane functions and their bounds (the ``ULPS`` of
-    ``backends/numba/float32_math.py``, ``float32_trig.py``, ``float32_inverse_hyperbolic.py`` and
-    ``float32_activations.py``)."""
-    from gpubcast.backends.numba import float32_activations, float32_inverse_hyperbolic, float32_math, float32_trig
+    """A Markdown table of the Numba backend's float32-lane functions and their bounds
+    (``backends.numba.scalars.FLOAT32_ULPS``: each float32-lane module's ``ULPS``)."""
+    from gpubcast.backends.numba.scalars import FLOAT32_ULPS
 
     rows = ["| function | bound (ulps of the true value) |", "|---|---|"]
-    for name, ulps in {**float32_math.ULPS, **float32_trig.ULPS, **float32_inverse_hyperbolic.ULPS,
-                        **float32_activations.ULPS}.items():
+    for name, ulps in FLOAT32_ULPS.items():
         rows.append(f"| `{name}` | {ulps:g} |")
     return rows
 

@@ -1,7 +1,7 @@
 """Shared pieces of the float32-lane tests (backends/numba/float32_math.py, float32_trig.py,
 float32_inverse_hyperbolic.py, float32_activations.py): which gpubcast call computes each function,
-its float64 reference, and the error in ulps of the true value that the bounds (``float32_math.ULPS``,
-``float32_trig.ULPS``, ``float32_inverse_hyperbolic.ULPS``, ``float32_activations.ULPS``) are stated in."""
+its float64 reference, and the error in ulps of the true value that the bounds (``ULPS``: the modules'
+own, merged as ``scalars.FLOAT32_ULPS``) are stated in."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 import gpubcast as gb
-from gpubcast.backends.numba import float32_activations, float32_inverse_hyperbolic, float32_math, float32_trig
+from gpubcast.backends.numba.scalars import FLOAT32_ULPS
 
 #: default parameters of the activations that take some (ONNX's, the registry's)
 SELU = (1.67326319217681884765625, 1.05070102214813232421875)
@@ -48,7 +48,7 @@ OP = {name: (name, ()) for name in UNARY}
 OP.update({"gelu_tanh": ("gelu_tanh", ()), "swish": ("swish", (1.0,)), "elu": ("elu", (1.0,)),
            "celu": ("celu", (1.0,)), "selu": ("selu", SELU)})
 #: every stated bound, by function name
-ULPS = {**float32_math.ULPS, **float32_trig.ULPS, **float32_inverse_hyperbolic.ULPS, **float32_activations.ULPS}
+ULPS = FLOAT32_ULPS
 
 _TWO128 = 2.0 ** 128
 

@@ -40,6 +40,8 @@ non-integer exponent calls the C library's ``cpow``/``cpowf`` like NumPy on x86-
 
 from __future__ import annotations
 
+from .. import float32_activations as A32
+from .. import float32_inverse_hyperbolic as F32H
 from .. import float32_math as F32
 from .. import float32_trig as F32T
 from . import activations, arithmetic, math_functions, unary
@@ -50,8 +52,8 @@ from .unary import move
 from .values import cpack, like
 from .variadic import count_finish, mean_finish
 
-__all__ = ["FLOAT32_ACTIVATIONS", "FLOAT32_BINARY", "FLOAT32_FUNCTIONS", "HEAVY_UNARY", "PARAMETRIC", "SCALAR",
-           "SCALAR_SECOND_CONSTANT", "SIGN_AGNOSTIC", "UNARY", "UNARY_VECTOR", "VARIADIC", "bfloat16_value",
+__all__ = ["FLOAT32_ACTIVATIONS", "FLOAT32_BINARY", "FLOAT32_FUNCTIONS", "FLOAT32_ULPS", "HEAVY_UNARY", "PARAMETRIC",
+           "SCALAR", "SCALAR_SECOND_CONSTANT", "SIGN_AGNOSTIC", "UNARY", "UNARY_VECTOR", "VARIADIC", "bfloat16_value",
            "count_finish", "cpack", "like", "mean_finish", "move", "narrow", "row_functions", "sin_cos_key"]
 
 
@@ -97,6 +99,10 @@ def row_functions(name: str):
 
 #: unary op name -> scalar function ``f(codec, raw x) -> raw result`` (``cast`` runs NumPy's astype)
 UNARY = _make_unary_stubs({**unary.families(SCALAR["maximum"]), **math_functions.unary_families()})
+
+#: every float32-lane function's bound in ulps of the true value (the modules' ``ULPS``, held by
+#: tests/numba/test_float32_math_exhaustive.py): what the README's and the docs' accuracy tables state
+FLOAT32_ULPS = {**F32.ULPS, **F32T.ULPS, **F32H.ULPS, **A32.ULPS}
 
 #: unary ops whose float32 body is long (``float32_math``, ``float32_inverse_hyperbolic``,
 #: ``float32_activations``, ``float32_trig``'s inverses): ``rows.unary_row`` keeps their contiguous loop
