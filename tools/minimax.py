@@ -99,40 +99,24 @@ def _fits():
         big_r = m(lambda v: mp.erfc(v) * mp.exp(v * v), a)
         u = 1 / (1 + a / 2)
         return big_r / u, [u ** j for j in range(11)], u / big_r
-    def sin():        # sin r - r = r^3 P(r^2), r in (0, 0.835] (float32_trig's reduced range), relative
-        r = np.linspace(0.835 / 3000, 0.835, 3000)
-        return m(lambda v: (mp.sin(v) - v) / v ** 3, r), [(r * r) ** j for j in range(4)], \
-            m(lambda v: v ** 3 / mp.sin(v), r)
+
+    def odd(f, end, samples, terms):   # f(v) - v = v^3 P(v^2), v in (0, end], relative to f(v)
+        v = np.linspace(end / samples, end, samples)
+        return m(lambda x: (f(x) - x) / x ** 3, v), [(v * v) ** j for j in range(terms)], m(lambda x: x ** 3 / f(x), v)
 
     def cos():        # cos r - 1 + r^2/2 = r^4 P(r^2), r in (0, 0.835], relative
         r = np.linspace(0.835 / 3000, 0.835, 3000)
         return m(lambda v: (mp.cos(v) - 1 + v * v / 2) / v ** 4, r), [(r * r) ** j for j in range(3)], \
             m(lambda v: v ** 4 / mp.cos(v), r)
 
-    def tan():        # tan r - r = r^3 P(r^2), r in (0, 0.835] (float32_trig's reduced range), relative
-        r = np.linspace(0.835 / 3000, 0.835, 3000)
-        return m(lambda v: (mp.tan(v) - v) / v ** 3, r), [(r * r) ** j for j in range(8)], \
-            m(lambda v: v ** 3 / mp.tan(v), r)
-
-    def asinh():      # asinh a - a = a^3 P(a^2), a in (0, 0.5] (float32_inverse_hyperbolic's small range), relative
-        a = np.linspace(0.5 / 3000, 0.5, 3000)
-        return m(lambda v: (mp.asinh(v) - v) / v ** 3, a), [(a * a) ** j for j in range(5)], \
-            m(lambda v: v ** 3 / mp.asinh(v), a)
-
-    def atanh():      # atanh a - a = a^3 P(a^2), a in (0, 0.5], relative
-        a = np.linspace(0.5 / 3000, 0.5, 3000)
-        return m(lambda v: (mp.atanh(v) - v) / v ** 3, a), [(a * a) ** j for j in range(6)], \
-            m(lambda v: v ** 3 / mp.atanh(v), a)
-
-    def atan():       # atan t - t = t^3 P(t^2), t in (0, 1] (float32_trig's reduced range), relative
-        t = np.linspace(1.0 / 4000, 1.0, 4000)
-        return m(lambda v: (mp.atan(v) - v) / v ** 3, t), [(t * t) ** j for j in range(9)], \
-            m(lambda v: v ** 3 / mp.atan(v), t)
-
-    def asin():       # asin v - v = v^3 P(v^2), v in (0, 1/2], relative
-        v = np.linspace(0.5 / 3000, 0.5, 3000)
-        return m(lambda u: (mp.asin(u) - u) / u ** 3, v), [(v * v) ** j for j in range(6)], \
-            m(lambda u: u ** 3 / mp.asin(u), v)
+    # the odd ones: (0, 0.835] is float32_trig's reduced range, (0, 1] atan's, (0, 0.5] the small ranges of
+    # asin and of float32_inverse_hyperbolic
+    sin = lambda: odd(mp.sin, 0.835, 3000, 4)
+    tan = lambda: odd(mp.tan, 0.835, 3000, 8)
+    asinh = lambda: odd(mp.asinh, 0.5, 3000, 5)
+    atanh = lambda: odd(mp.atanh, 0.5, 3000, 6)
+    atan = lambda: odd(mp.atan, 1.0, 4000, 9)
+    asin = lambda: odd(mp.asin, 0.5, 3000, 6)
 
     def atan_share():  # 1 / (1 + z), z in [0, 1] (the weight of atan's low part), relative
         z = np.linspace(0.0, 1.0, 2001)
