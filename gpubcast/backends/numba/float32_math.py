@@ -368,7 +368,6 @@ def log1p_single(x):
     return x if x == F(0.0) else y
 
 
-
 # --- cbrt ---------------------------------------------------------------------------------------------
 
 #: a^(-1/3) within 3.5 % for every positive normal a: the bits of M - bits(a) / 3, in float32 arithmetic
@@ -397,6 +396,7 @@ def cbrt_single(x):
     y = ffma(residual * (t * t), _THIRD, y)                    # + (a - y^3) / (3 y^2)
     r = fcopysign(y * _CBRT_DOWN if tiny else y, x)
     return x if (a0 == F(0.0)) | (a0 == INF) | (x != x) else r
+
 
 # --- tanh ---------------------------------------------------------------------------------------------
 

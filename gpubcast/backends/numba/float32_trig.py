@@ -61,7 +61,7 @@ import numpy as np
 
 from .cache import register_jitable
 from .codecs import f32_has_bits, fabs_, fcopysign, ffma, fsqrt
-from .float32_math import inlined
+from .float32_math import inlined, split_product
 
 F = np.float32
 INF = F("inf")
@@ -176,10 +176,11 @@ def sin_cos_large(v):
 
 @register_jitable
 def square_cube(r):
-    """(z, c, c_lo): z = r^2 rounded, r^3 = c + c_lo to 2^-48 of it (FMA: r^2's rounding error kept)."""
-    z = r * r
+    """(z, z_lo, c, c_lo): r^2 = z + z_lo exactly, r^3 = c + c_lo to 2^-48 of it (FMA: r^2's rounding
+    error kept)."""
+    z, z_lo = split_product(r, r)
     c = r * z
-    return z, c, ffma(r, z, -c) + r * ffma(r, r, -z)
+    return z, z_lo, c, ffma(r, z, -c) + r * z_lo
 
 
 @register_jitable
@@ -187,7 +188,7 @@ def tan_reduced(r_hi, r_lo):
     """(t_hi, t_lo): tan r = t_hi + t_lo for r = r_hi + r_lo, |r| <= 0.835, |r_lo| <= 2^-24 |r_hi| +
     2^-29.3; t_hi is r_hi + the polynomial tail rounded once, t_lo what that rounding dropped (a
     Fast2Sum, exact) plus r_lo's share (1 + tan^2 r) r_lo."""
-    z, c3, c3_lo = square_cube(r_hi)
+    z, _, c3, c3_lo = square_cube(r_hi)
     p = ffma(ffma(ffma(ffma(ffma(ffma(ffma(_T8, z, _T7), z, _T6), z, _T5), z, _T4), z, _T3), z, _T2), z, _T1)
     tail = c3 * p
     tail_lo = ffma(c3, p, -tail) + c3_lo * p          # c3 p - tail exactly, then c3_lo's share
@@ -234,8 +235,7 @@ def atan_reduced(t, t_lo):
     2^-23 t: tail is t^3 P(t^2) rounded (at most 21.5 % of t); t^2, t^3 and P's last step (A0 + the
     rest) carried as double-floats (FMA, Fast2Sum), tail_lo what they and the product's rounding dropped
     plus t_lo's share t_lo / (1 + t^2)."""
-    z, c3, c3_lo = square_cube(t)
-    z_lo = ffma(t, t, -z)                             # t^2 = z + z_lo exactly
+    z, z_lo, c3, c3_lo = square_cube(t)
     rest = ffma(ffma(ffma(ffma(ffma(ffma(ffma(_A8, z, _A7), z, _A6), z, _A5), z, _A4), z, _A3), z, _A2), z, _A1)
     u = z * rest
     u_lo = ffma(z, rest, -u) + z_lo * rest
