@@ -65,6 +65,48 @@ def test_op_dtype_layouts(name, dt):
            **({"shape": (0, 6)} if op.kind == "move" else {}))
 
 
+#: short rows against one row of the other operand, either side (``rows.binary_row``'s tiled run): widths
+#: of 1 to 127 elements over several runs of a slab and a partial one, and 128, the first it leaves alone;
+#: the last on every thread
+SHORT_ROWS = [((1000, k), (k,)) for k in (1, 3, 5, 16, 127, 128)] + [((k,), (700, k)) for k in (3, 100)] \
+    + [((40000, 3), (3,))]
+BINARY_CASES = [c for c in CASES if ops.get(c[0]).kind == "binary"]
+
+
+def _row_by_row(x):
+    """x as a view whose rows do not follow each other (one element apart): the row loop's layout."""
+    wide = np.empty((x.shape[0], x.shape[1] + 1), x.dtype)
+    wide[:, :-1] = x
+    return wide[:, :-1]
+
+
+@pytest.mark.parametrize("name,dt", sampled(BINARY_CASES, one_dtype_per_op(BINARY_CASES, every_dtype=("add",)),
+                                            [f"{n}-{d}" for n, d in BINARY_CASES]))
+def test_short_rows_against_one_row(name, dt):
+    """(N, k) op (k,) and (k,) op (N, k) for short k give exactly the row loop's values (the same op on
+    the (N, k) operand laid out row by row) into a new output and into out= the (N, k) operand itself;
+    add's are NumPy's."""
+    op = ops.get(name)
+    rng = _rng("short", name, str(dt))
+    for shapes in SHORT_ROWS:
+        inputs = inputs_for(op, dt, shapes, rng)
+        full = 0 if len(shapes[0]) == 2 else 1
+        spread = list(inputs)
+        spread[full] = _row_by_row(inputs[full])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = apply(op, spread, backend="numba")
+            got = apply(op, inputs, backend="numba")
+            assert not mismatch(got, want), f"{name} {dt} {shapes}: {mismatch(got, want)}"
+            if want.dtype == inputs[full].dtype:       # in place: out= is the (N, k) operand
+                x = inputs[full].copy()
+                args = [x, inputs[1]] if full == 0 else [inputs[0], x]
+                assert apply(op, args, out=x, backend="numba") is x
+                assert not mismatch(x, want), f"{name} {dt} in place {shapes}: {mismatch(x, want)}"
+        if name == "add":
+            assert not mismatch(got, run_both(op, inputs)[1]), f"add {dt} {shapes} against NumPy"
+
+
 OUT_CASES = [c for c in CASES if c[0] in ("add", "divide", "where", "sum", "copy", "maximum", "power", "less")]
 
 

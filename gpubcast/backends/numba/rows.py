@@ -27,14 +27,54 @@ def _compile(fn, factory, *made_from):
     return cfunc(ROW_SIGNATURE, fn, identity, **JIT)
 
 
+#: rows shorter than this, in a slab whose rows follow each other and with the other operand the same
+#: row for each, are computed as one run over the slab (``binary_row``): a loop of a few elements a row
+#: does not vectorise (a (N, 3) + (3,) add cost 1.6 ns an element, 0.12 for 1024-element rows)
+SHORT_ROW = 128
+#: elements of that run's tiled row: a whole number of rows, at most this many
+TILED_RUN = 256
+
+
+@register_jitable
+def _tile(dst, src, off, n, run, T):
+    """Elements [0, run) of ``dst`` (raw type ``T``): the row src[off:off + n] over and over (``run`` a
+    multiple of n), by doubling the filled part: a few copies long enough to vectorise."""
+    for j in range(n):
+        store(dst, j, load(src, off + j, T), T)
+    filled = n
+    while filled < run:
+        c = min(filled, run - filled)
+        for j in range(c):
+            store(dst, filled + j, load(dst, j, T), T)
+        filled += c
+
+
 def binary_row(F, FY, C, TA, TB, TO):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
     the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
-    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
+    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``.  Short rows (``SHORT_ROW``)
+    of a slab stored row after row, against one row of the other operand (a bias, a per-channel
+    scale), are one flat run over the slab with that row tiled in ``scratch``."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
+        total = n * m
+        if n < SHORT_ROW and total >= 2 * TILED_RUN and sa == 1 and sb == 1 and so == 1 and ro == n:
+            run = n * (TILED_RUN // n)       # a whole number of rows: slab element s + j is row element j % n
+            oa, ob, oo = load(offs, 0, I64), load(offs, 1, I64), load(offs, 2, I64)
+            if ra == n and rb == 0:
+                _tile(scratch, pb, ob, n, run, TB)
+                for s in range(0, total, run):
+                    for j in range(min(run, total - s)):
+                        store(po, oo + s + j, F(C, load(pa, oa + s + j, TA), load(scratch, j, TB)), TO)
+                return
+            if ra == 0 and rb == n:
+                _tile(scratch, pa, oa, n, run, TA)
+                for s in range(0, total, run):
+                    for j in range(min(run, total - s)):
+                        store(po, oo + s + j, F(C, load(scratch, j, TA), load(pb, ob + s + j, TB)), TO)
+                return
         for i in range(m):
             oa, ob, oo = load(offs, 0, I64) + i * ra, load(offs, 1, I64) + i * rb, load(offs, 2, I64) + i * ro
             if sb == 0:
