@@ -16,7 +16,10 @@ wider type (Numba widens small integers), and the unfused chain stores every int
 
 Two loops per row: one specialised on the pattern of inner strides the plan was compiled for
 (unit-stride leaves indexed by ``k``, stride-0 leaves loaded once per row: LLVM vectorises it),
-taken when the strides the driver passes match it, and a general strided loop.
+taken when the strides the driver passes match it, and a general strided loop.  Short rows of a
+slab stored row after row, each leaf either stored the same way or one row for all (a bias, a
+per-channel scale: tiled in scratch), are one flat run over the slab instead, as in
+``rows.binary_row``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from . import scalars as S
 from .cache import JIT, cfunc
 from .codecs import convert
 from .memory import ROW_SIGNATURE, load, store
+from .rows import SHORT_ROW, TILE_SLOT, TILE_SLOTS, TILED_RUN, tile_row
 from .meta import H_ND, H_NOPS, H_TRANSPOSED, HEADER
 
 #: a row's inner stride class per operand: unit, zero, or any other
@@ -121,7 +125,7 @@ class _Spelling(fused_code.Spelling):
 
 def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
     """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``."""
-    names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert}
+    names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert, "tile_row": tile_row}
     spelling = _Spelling(names, raw)
     typename = spelling.typename
     leaves = [leaf.dtype for leaf, _ in program.leaves]
@@ -148,6 +152,7 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
     for k, dt in enumerate(consts):  # one 16-byte slot each
         head.append(f"    c{k} = load(p{len(leaves)}, {16 * k // np.dtype(raw(dt)[0]).itemsize}, "
                     f"{typename(dt)[0]})")
+    head += _short_rows(program, out_dtype, classes, spelling, L)
     head.append("    for i in range(m):")
     for k in range(L + 1):
         head.append(f"        o{k} = load(offs, {k}, I64) + i * r{k}")
@@ -162,6 +167,45 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
     head.append("            for k in range(n):")
     head += [f"                {line}" for line in body(False)]
     return "\n".join(head) + "\n", names
+
+
+def _short_rows(program, out_dtype, classes: str, spelling, L) -> list[str]:
+    """The row's lines for short rows of a slab stored row after row (the output's rows following each
+    other): one flat run over the slab, each unit-stride leaf either stored the same way (indexed
+    along the run) or one row for all (tiled in its scratch slot, a whole number of rows), stride-0
+    leaves one value for the slab; none (no lines) where a leaf is strided or there are more
+    unit-stride leaves than slots."""
+    typename = spelling.typename
+    leaves = [leaf.dtype for leaf, _ in program.leaves]
+    unit = [k for k in range(len(leaves)) if classes[k] == UNIT]
+    if STRIDED in classes or classes[L] != UNIT or len(unit) > TILE_SLOTS:
+        return []
+    rows_ok = [f"(r{k} == n or r{k} == 0)" if k in unit else f"r{k} == 0" for k in range(len(leaves))]
+    fast = " and ".join(f"s{k} == {1 if c == UNIT else 0}" for k, c in enumerate(classes))
+    lines = ["    total = n * m",
+             f"    if n < {SHORT_ROW} and total >= {2 * TILED_RUN} and {fast} and "
+             + " and ".join(rows_ok + [f"r{L} == n"]) + ":",
+             f"        run = n * ({TILED_RUN} // n)"]
+    for slot, k in enumerate(unit):
+        t = typename(leaves[k])[0]
+        lines += [f"        if r{k} == 0:",
+                  f"            q{k}, e{k}, d{k} = scratch + {slot * TILE_SLOT}, 0, 0",
+                  f"            tile_row(q{k}, p{k}, load(offs, {k}, I64), n, run, {t})",
+                  "        else:",
+                  f"            q{k}, e{k}, d{k} = p{k}, load(offs, {k}, I64), run"]
+    for k, dt in enumerate(leaves):
+        if classes[k] == ZERO:
+            lines.append(f"        a{k} = load(p{k}, load(offs, {k}, I64), {typename(dt)[0]})")
+    lines += [f"        eo = load(offs, {L}, I64)",
+              "        for t0 in range(0, total, run):",
+              "            for k in range(min(run, total - t0)):"]
+    lines += [f"                a{k} = load(q{k}, e{k} + k, {typename(leaves[k])[0]})" for k in unit]
+    steps, value = fused_code.statements(program, out_dtype, spelling)
+    lines += [f"                {line}" for line in steps]
+    lines.append(f"                store(po, eo + t0 + k, {value}, {typename(out_dtype)[0]})")
+    lines += [f"            e{k} += d{k}" for k in unit]
+    lines.append("        return")
+    return lines
 
 
 def row_function(program, out_dtype, classes: str, raw):

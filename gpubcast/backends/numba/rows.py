@@ -33,10 +33,13 @@ def _compile(fn, factory, *made_from):
 SHORT_ROW = 128
 #: elements of that run's tiled row: a whole number of rows, at most this many
 TILED_RUN = 256
+#: bytes of scratch a tiled row takes (any raw type), and how many fit the row's own scratch (``memory``)
+TILE_SLOT = TILED_RUN * 16
+TILE_SLOTS = ACC * 16 // TILE_SLOT
 
 
 @register_jitable
-def _tile(dst, src, off, n, run, T):
+def tile_row(dst, src, off, n, run, T):
     """Elements [0, run) of ``dst`` (raw type ``T``): the row src[off:off + n] over and over (``run`` a
     multiple of n), by doubling the filled part: a few copies long enough to vectorise."""
     for j in range(n):
@@ -64,13 +67,13 @@ def binary_row(F, FY, C, TA, TB, TO):
             run = n * (TILED_RUN // n)       # a whole number of rows: slab element s + j is row element j % n
             oa, ob, oo = load(offs, 0, I64), load(offs, 1, I64), load(offs, 2, I64)
             if ra == n and rb == 0:
-                _tile(scratch, pb, ob, n, run, TB)
+                tile_row(scratch, pb, ob, n, run, TB)
                 for s in range(0, total, run):
                     for j in range(min(run, total - s)):
                         store(po, oo + s + j, F(C, load(pa, oa + s + j, TA), load(scratch, j, TB)), TO)
                 return
             if ra == 0 and rb == n:
-                _tile(scratch, pa, oa, n, run, TA)
+                tile_row(scratch, pa, oa, n, run, TA)
                 for s in range(0, total, run):
                     for j in range(min(run, total - s)):
                         store(po, oo + s + j, F(C, load(scratch, j, TA), load(pb, ob + s + j, TB)), TO)
