@@ -67,9 +67,10 @@ def test_op_dtype_layouts(name, dt):
 
 #: short rows against one row of the other operand, either side (``rows.binary_row``'s tiled run): widths
 #: of 1 to 127 elements over several runs of a slab and a partial one, and 128, the first it leaves alone;
-#: the last on every thread
+#: against one value a row (its spread run: widths below 32, and 32); the last two on every thread
 SHORT_ROWS = [((1000, k), (k,)) for k in (1, 3, 5, 16, 127, 128)] + [((k,), (700, k)) for k in (3, 100)] \
-    + [((40000, 3), (3,))]
+    + [((1000, k), (1000, 1)) for k in (2, 3, 7, 16, 31, 32)] + [((700, 1), (700, k)) for k in (5, 17)] \
+    + [((40000, 3), (3,)), ((20000, 7), (20000, 1))]
 BINARY_CASES = [c for c in CASES if ops.get(c[0]).kind == "binary"]
 
 
@@ -83,14 +84,14 @@ def _row_by_row(x):
 @pytest.mark.parametrize("name,dt", sampled(BINARY_CASES, one_dtype_per_op(BINARY_CASES, every_dtype=("add",)),
                                             [f"{n}-{d}" for n, d in BINARY_CASES]))
 def test_short_rows_against_one_row(name, dt):
-    """(N, k) op (k,) and (k,) op (N, k) for short k give exactly the row loop's values (the same op on
-    the (N, k) operand laid out row by row) into a new output and into out= the (N, k) operand itself;
-    add's are NumPy's."""
+    """(N, k) op (k,), (k,) op (N, k), (N, k) op (N, 1) and (N, 1) op (N, k) for short k give exactly the
+    row loop's values (the same op on the (N, k) operand laid out row by row) into a new output and
+    into out= the (N, k) operand itself; add's are NumPy's."""
     op = ops.get(name)
     rng = _rng("short", name, str(dt))
     for shapes in SHORT_ROWS:
         inputs = inputs_for(op, dt, shapes, rng)
-        full = 0 if len(shapes[0]) == 2 else 1
+        full = 0 if shapes[0] == np.broadcast_shapes(*shapes) else 1
         spread = list(inputs)
         spread[full] = _row_by_row(inputs[full])
         with warnings.catch_warnings():

@@ -63,6 +63,30 @@ def store(typingctx, addr, idx, val, cls):
     return types.void(addr, idx, val, cls), codegen
 
 
+#: elements ``store_splat`` writes
+SPLAT = 16
+
+
+@intrinsic
+def store_splat(typingctx, addr, idx, val, cls):
+    """Store SPLAT copies of ``val`` (cast to ``cls``, a scalar raw type) as elements ``idx`` on at
+    address ``addr``: one vector store (no checks, no alignment assumed)."""
+    ty = cls.instance_type
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[2], sig.args[2], ty)
+        lty = context.get_data_type(ty)
+        vty, undef = ir.VectorType(lty, SPLAT), ir.Constant(ir.VectorType(lty, SPLAT), ir.Undefined)
+        one = builder.insert_element(undef, context.data_model_manager[ty].as_data(builder, v),
+                                     ir.Constant(ir.IntType(32), 0))
+        zeros = ir.Constant(ir.VectorType(ir.IntType(32), SPLAT), [0] * SPLAT)
+        splat = builder.shuffle_vector(one, undef, zeros)       # element 0 everywhere
+        ptr = builder.gep(builder.inttoptr(args[0], lty.as_pointer()), [args[1]])
+        builder.store(splat, builder.bitcast(ptr, vty.as_pointer()), align=1)
+        return context.get_dummy_value()
+    return types.void(addr, idx, val, cls), codegen
+
+
 @intrinsic
 def _call_void7(typingctx, fn, a0, a1, a2, a3, a4, a5, a6):
     """Call the C function ``void(int64 x 7)`` at address ``fn``."""

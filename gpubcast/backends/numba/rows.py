@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import JIT, cfunc, register_jitable
-from .memory import ACC, I64, ROW_SIGNATURE, load, store
+from .memory import ACC, I64, ROW_SIGNATURE, SPLAT, load, store, store_splat
 
 
 def _compile(fn, factory, *made_from):
@@ -33,6 +33,11 @@ def _compile(fn, factory, *made_from):
 SHORT_ROW = 128
 #: elements of that run's tiled row: a whole number of rows, at most this many
 TILED_RUN = 256
+#: rows shorter than this against one value a row of the other operand (a per-row max, a per-channel
+#: bias of an NCHW map of few pixels) are one run over the slab with those values spread into scratch
+#: (``spread_rows``); from it, the row loop vectorises as well (float32 (N, 49) + (N, 1): 0.18 ns an
+#: element either way; (N, 7): 0.72 against 0.24, (N, 16): 0.32 against 0.16)
+SPREAD_ROW = 32
 #: bytes of scratch a tiled row takes (any raw type), and how many fit the row's own scratch (``memory``)
 TILE_SLOT = TILED_RUN * 16
 TILE_SLOTS = ACC * 16 // TILE_SLOT
@@ -52,12 +57,26 @@ def tile_row(dst, src, off, n, run, T):
         filled += c
 
 
+@register_jitable
+def spread_rows(dst, src, off, stride, n, rows, T):
+    """Elements [0, rows * n) of ``dst`` (raw type ``T``): row r is n copies of src[off + r * stride],
+    written SPLAT at a time (a vector store of one value), the next row over the spill (``dst`` has
+    room for SPLAT more)."""
+    for r in range(rows):
+        v = load(src, off + r * stride, T)
+        for c in range(0, n, SPLAT):
+            store_splat(dst, r * n + c, v, T)
+
+
 def binary_row(F, FY, C, TA, TB, TO):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
     the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
     codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``.  Short rows (``SHORT_ROW``)
     of a slab stored row after row, against one row of the other operand (a bias, a per-channel
-    scale), are one flat run over the slab with that row tiled in ``scratch``."""
+    scale), are one flat run over the slab with that row tiled in ``scratch``; shorter ones
+    (``SPREAD_ROW``) against one value a row, with those values spread into ``scratch``."""
+    SPREAD_A, SPREAD_B = np.dtype(TA).kind != "c", np.dtype(TB).kind != "c"   # store_splat: scalar types
+
     def row(ptrs, offs, strides, nops, n, m, scratch):
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
@@ -76,6 +95,23 @@ def binary_row(F, FY, C, TA, TB, TO):
                 tile_row(scratch, pa, oa, n, run, TA)
                 for s in range(0, total, run):
                     for j in range(min(run, total - s)):
+                        store(po, oo + s + j, F(C, load(scratch, j, TA), load(pb, ob + s + j, TB)), TO)
+                return
+        if n < SPREAD_ROW and total >= 2 * TILED_RUN and so == 1 and ro == n:
+            run = n * (TILED_RUN // n)
+            oa, ob, oo = load(offs, 0, I64), load(offs, 1, I64), load(offs, 2, I64)
+            if SPREAD_B and sa == 1 and ra == n and sb == 0:
+                for s in range(0, total, run):
+                    w = min(run, total - s)
+                    spread_rows(scratch, pb, ob + (s // n) * rb, rb, n, w // n, TB)
+                    for j in range(w):
+                        store(po, oo + s + j, FY(C, load(pa, oa + s + j, TA), load(scratch, j, TB)), TO)
+                return
+            if SPREAD_A and sa == 0 and sb == 1 and rb == n:
+                for s in range(0, total, run):
+                    w = min(run, total - s)
+                    spread_rows(scratch, pa, oa + (s // n) * ra, ra, n, w // n, TA)
+                    for j in range(w):
                         store(po, oo + s + j, F(C, load(scratch, j, TA), load(pb, ob + s + j, TB)), TO)
                 return
         for i in range(m):
