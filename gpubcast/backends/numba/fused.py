@@ -35,8 +35,8 @@ from . import scalars as S
 from .cache import JIT, cfunc
 from .codecs import convert
 from .memory import ROW_SIGNATURE, load, store
-from .rows import SHORT_ROW, TILE_SLOT, TILE_SLOTS, TILED_RUN, tile_row
 from .meta import H_ND, H_NOPS, H_TRANSPOSED, HEADER
+from .rows import SHORT_ROW, TILE_SLOT, TILE_SLOTS, TILED_RUN, tile_row
 
 #: a row's inner stride class per operand: unit, zero, or any other
 UNIT, ZERO, STRIDED = "u", "z", "s"
