@@ -57,9 +57,9 @@ def test_affine_nchw_per_channel():
 def test_channels_last_short_rows():
     """(N, k) leaves with per-channel (k,) rows, a scalar, and leaves of every layout class mixed, k from
     1 to 128 (``fused``'s flat run over short rows, and the row loop past it), into a new output and
-    in place; every dtype of the chain."""
-    for dt in (np.float32, np.float64, np.float16, ml_dtypes.bfloat16, np.complex64, np.int32):
-        for k in (1, 3, 16, 127, 128):
+    in place; float, bfloat16, complex and integer chains."""
+    for dt in (np.float32, ml_dtypes.bfloat16, np.complex64, np.int32):
+        for k in (1, 3, 127, 128):
             x, y, s, b = _v((700, k), dt), _v((700, k), dt), _v((k,), dt), _v((k,), dt)
             _check(lambda s, x, b: s * x + b, s, x, b)
             _check(lambda x, s, y, b: (x - s) * y + b * 2, x, s, y, b)

@@ -40,7 +40,7 @@ from ..reference import HostArrays, NumpyBackend
 from . import drivers, pool, rows
 from . import scalars as S
 from .codecs import BFLOAT16, BOOL, FLOAT16, NATIVE
-from .meta import H_CHUNK, H_DRIVER, H_ROW, extent, full_walk, iteration_meta, unit_sizes
+from .meta import H_CHUNK, H_DRIVER, H_M, H_N, H_ROW, extent, full_walk, iteration_meta, unit_sizes
 
 #: outputs with at least this many elements run on every thread (the thread pool, ``pool``); ops that
 #: compute more per element (``heavy``) split sooner.  Measured on the 2-core VM (2026-11-28, float32,
@@ -111,7 +111,9 @@ class Spec:
     views: tuple                   # per operand: dtype to view the array as first, or None
     factor: int = 1                # raw units per element (item sizes without a raw type)
     parallel_min: int = 0          # outputs of at least this many elements run on every thread (0: PARALLEL_MIN)
+    make_short_row: object = None  # () -> the row function for plans of short rows (rows.SHORT_ROW), or None
     _row: object = None
+    _short_row: object = None
 
     def parallel(self, size: int) -> bool:
         """Whether an output of ``size`` elements runs on every thread (``_parallel``)."""
@@ -123,6 +125,16 @@ class Spec:
         if self._row is None:
             self._row = self.make_row()
         return self._row.address
+
+    def row_for(self, meta) -> int:
+        """Address of the row function for the walk ``meta``: the short-row one where there is one and
+        its slabs are of short rows (``rows.short_rows``; compiled on first use: other plans never
+        compile it)."""
+        if self.make_short_row is None or not rows.short_rows(int(meta[H_N]), int(meta[H_M])):
+            return self.row
+        if self._short_row is None:
+            self._short_row = self.make_short_row()
+        return self._short_row.address
 
     @property
     def itemsizes(self):
@@ -172,7 +184,8 @@ def make_spec(op, in_dtypes, out_dtype, scalar_second: bool = False) -> Spec | N
     f, fy = S.row_functions(op.name)
     fy = fy if scalar_second else f
     return Spec("binary", lambda: rows.binary_row(f, fy, codec, ra, rb, ro), (ra, rb, ro),
-                (_view(in_dtypes[0], ra), _view(in_dtypes[1], rb), _view(out_dtype, ro)))
+                (_view(in_dtypes[0], ra), _view(in_dtypes[1], rb), _view(out_dtype, ro)),
+                make_short_row=lambda: rows.binary_short_row(f, fy, codec, ra, rb, ro))
 
 
 def _move_spec(op, in_dtypes, out_dtype) -> Spec | None:
@@ -193,10 +206,11 @@ def _move_spec(op, in_dtypes, out_dtype) -> Spec | None:
 
 
 @functools.lru_cache(maxsize=MAX_FUSED_SPECS)
-def _fused_spec(program, out_dtype, classes: str, raws, views) -> Spec:
-    """The Spec of a fused program (``Program`` compares by structure, not by its constants' values)."""
+def _fused_spec(program, out_dtype, classes: str, raws, views, short: bool) -> Spec:
+    """The Spec of a fused program (``Program`` compares by structure, not by its constants' values);
+    ``short``: for plans of short rows (``fused.row_function``)."""
     from . import fused
-    return Spec("fused", lambda: fused.row_function(program, out_dtype, classes, _raw), raws, views)
+    return Spec("fused", lambda: fused.row_function(program, out_dtype, classes, _raw, short), raws, views)
 
 
 # --- the backend -----------------------------------------------------------------------------------------
@@ -283,7 +297,8 @@ class NumbaBackend(HostArrays):
         views = tuple(_view(d, r) for d, r in zip((*dtypes, out_dtype), raws))
         threshold = PARALLEL_MIN_HEAVY if any(heavy(node.op) for node, _ in program.steps) else 0
         meta = self.meta(p, Spec("fused", None, raws, views, parallel_min=threshold))
-        spec = _fused_spec(program, out_dtype, fused.pattern(meta), raws, views)
+        short = rows.short_rows(int(meta[H_N]), int(meta[H_M]))
+        spec = _fused_spec(program, out_dtype, fused.pattern(meta), raws, views, short)
         spec.parallel_min = threshold
         return spec, meta
 
@@ -318,7 +333,8 @@ class NumbaBackend(HostArrays):
         """A runner over any number of inputs (``drive_n``: operand addresses in an array)."""
         if not p.size or p.out_overlaps_itself or any(v is not None for v in spec.views):
             return None   # (an out= overlapping itself: the general path computes apart, writes in NumPy's order)
-        meta, row, shape = self.meta(p, spec), spec.row, p.out_shape
+        meta, shape = self.meta(p, spec), p.out_shape
+        row = spec.row_for(meta)
         empty = host_pool.empty_for(shape, out_dtype)
         parallel = spec.parallel(p.size)
 
@@ -337,7 +353,7 @@ class NumbaBackend(HostArrays):
             return None if st else out
         runner.keep = (meta, spec)
         if nops <= drivers.MAX_SERIAL_N:   # described to compiled_calls
-            runner.native = _native(spec.row, meta, parallel, True, empty)
+            runner.native = _native(row, meta, parallel, True, empty)
         return runner
 
     def _runner(self, spec, p, out_dtype, n_in):
@@ -346,7 +362,7 @@ class NumbaBackend(HostArrays):
             return None   # (an out= overlapping itself: the general path computes apart, writes in NumPy's order)
         meta = self.meta(p, spec)
         shape, size, empty = p.out_shape, p.size, host_pool.empty_for(p.out_shape, out_dtype)
-        row = spec.row
+        row = spec.row_for(meta)
         if spec.parallel(size):
             launch = (drivers.launch1, drivers.launch2, drivers.launch3)[n_in - 1]
             serial = drivers.drive
@@ -487,14 +503,15 @@ def run(spec: Spec, meta, addrs, size):
 
 
 def _drive(spec, meta, addrs, parallel):
+    row = spec.row_for(meta)
     if spec.kind in ("variadic", "fused"):
         ptrs = np.array(addrs, dtype=np.int64)
         if parallel:
-            return _drive_parallel_n(spec.row, ptrs, meta)
-        return drivers.drive_n(spec.row, ptrs, meta)
+            return _drive_parallel_n(row, ptrs, meta)
+        return drivers.drive_n(row, ptrs, meta)
     if parallel:
-        return _drive_parallel(spec.row, list(addrs), meta)
-    return drivers.drive(spec.row, *addrs, *[0] * (4 - len(addrs)), meta)
+        return _drive_parallel(row, list(addrs), meta)
+    return drivers.drive(row, *addrs, *[0] * (4 - len(addrs)), meta)
 
 
 def _stage(meta, k, addr, itemsize):

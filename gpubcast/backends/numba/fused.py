@@ -19,7 +19,7 @@ Two loops per row: one specialised on the pattern of inner strides the plan was 
 taken when the strides the driver passes match it, and a general strided loop.  Short rows of a
 slab stored row after row, each leaf either stored the same way or one row for all (a bias, a
 per-channel scale: tiled in scratch), are one flat run over the slab instead, as in
-``rows.binary_row``.
+``rows.binary_short_row`` (generated for plans of short rows only: ``rows.short_rows``).
 """
 
 from __future__ import annotations
@@ -123,8 +123,9 @@ class _Spelling(fused_code.Spelling):
         return self._call(node, natural, add, *products)
 
 
-def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
-    """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``."""
+def source(program, out_dtype, classes: str, raw, short: bool = False) -> tuple[str, dict]:
+    """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``;
+    ``short``: with the flat run over short rows (``_short_rows``), for plans whose rows are short."""
     names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert, "tile_row": tile_row}
     spelling = _Spelling(names, raw)
     typename = spelling.typename
@@ -152,7 +153,7 @@ def source(program, out_dtype, classes: str, raw) -> tuple[str, dict]:
     for k, dt in enumerate(consts):  # one 16-byte slot each
         head.append(f"    c{k} = load(p{len(leaves)}, {16 * k // np.dtype(raw(dt)[0]).itemsize}, "
                     f"{typename(dt)[0]})")
-    head += _short_rows(program, out_dtype, classes, spelling, L)
+    head += _short_rows(program, out_dtype, classes, spelling, L) if short else []
     head.append("    for i in range(m):")
     for k in range(L + 1):
         head.append(f"        o{k} = load(offs, {k}, I64) + i * r{k}")
@@ -208,11 +209,12 @@ def _short_rows(program, out_dtype, classes: str, spelling, L) -> list[str]:
     return lines
 
 
-def row_function(program, out_dtype, classes: str, raw):
+def row_function(program, out_dtype, classes: str, raw, short: bool = False):
     """The compiled row function of ``program`` storing ``out_dtype``, its fast loop specialised on
-    ``classes`` (see ``pattern``): one per source text in this process (the ``MAX_ROWS`` most recently
-    used), kept in gpubcast's cache under the hash of its source."""
-    text, names = source(program, out_dtype, classes, raw)
+    ``classes`` (see ``pattern``), with the flat run over short rows where ``short``: one per source
+    text in this process (the ``MAX_ROWS`` most recently used), kept in gpubcast's cache under the
+    hash of its source."""
+    text, names = source(program, out_dtype, classes, raw, short)
     digest = hashlib.sha256(text.encode()).hexdigest()[:24]
     with _LOCK:
         fn = _ROWS.get(digest)

@@ -3,9 +3,9 @@
 A *row function* is a C-callable (``numba.cfunc``) that computes one slab of the output: ``m``
 rows of ``n`` elements along the two innermost dims (its contract: ``memory``).  It is generated
 from an op's scalar function (``scalars``) by one factory per op kind: ``unary_row``, ``binary_row``
-(two inputs), ``where_row`` (condition + two values), ``variadic_row`` (N inputs folded into an
-accumulator, one pass over the output), ``axpby_row``, ``parametric_row`` (an activation's x
-and two parameters); data movement is ``unary_row`` of
+(two inputs; ``binary_short_row`` for plans of short rows), ``where_row`` (condition + two values),
+``variadic_row`` (N inputs folded into an accumulator, one pass over the output), ``axpby_row``,
+``parametric_row`` (an activation's x and two parameters); data movement is ``unary_row`` of
 ``scalars.move``, by element size.  Row functions have specialised loops for unit-stride and
 broadcast (stride 0) operands, which LLVM vectorises, and a strided loop.
 """
@@ -28,7 +28,7 @@ def _compile(fn, factory, *made_from):
 
 
 #: rows shorter than this, in a slab whose rows follow each other and with the other operand the same
-#: row for each, are computed as one run over the slab (``binary_row``): a loop of a few elements a row
+#: row for each, are computed as one run over the slab (``binary_short_row``): a loop of a few elements a row
 #: does not vectorise (a (N, 3) + (3,) add cost 1.6 ns an element, 0.12 for 1024-element rows)
 SHORT_ROW = 128
 #: elements of that run's tiled row: a whole number of rows, at most this many
@@ -41,6 +41,12 @@ SPREAD_ROW = 32
 #: bytes of scratch a tiled row takes (any raw type), and how many fit the row's own scratch (``memory``)
 TILE_SLOT = TILED_RUN * 16
 TILE_SLOTS = ACC * 16 // TILE_SLOT
+
+
+def short_rows(n: int, m: int) -> bool:
+    """Whether slabs of ``m`` rows of ``n`` elements take the flat run over short rows (where their
+    layout allows): the backend's choice of ``binary_short_row`` and of fused rows with that run."""
+    return n < SHORT_ROW and n * m >= 2 * TILED_RUN
 
 
 @register_jitable
@@ -68,52 +74,28 @@ def spread_rows(dst, src, off, stride, n, rows, T):
             store_splat(dst, r * n + c, v, T)
 
 
+#: how an operand of a slab of short rows is read in one run over the slab (``_run_kind``)
+FULL, TILED, SPREAD = 1, 2, 3
+
+
+@register_jitable
+def _run_kind(s, r, n, spread):
+    """FULL: stored like the output (unit inner stride, rows n apart); TILED: one row for all (unit
+    inner stride, row stride 0); SPREAD: one value a row, rows under SPREAD_ROW (and ``spread``: a
+    scalar raw type); 0: none of these."""
+    if s == 1:
+        return FULL if r == n else TILED if r == 0 else 0
+    return SPREAD if s == 0 and n < SPREAD_ROW and spread else 0
+
+
 def binary_row(F, FY, C, TA, TB, TO):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
     the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
-    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``.  Short rows (``SHORT_ROW``)
-    of a slab stored row after row, against one row of the other operand (a bias, a per-channel
-    scale), are one flat run over the slab with that row tiled in ``scratch``; shorter ones
-    (``SPREAD_ROW``) against one value a row, with those values spread into ``scratch``."""
-    SPREAD_A, SPREAD_B = np.dtype(TA).kind != "c", np.dtype(TB).kind != "c"   # store_splat: scalar types
-
+    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
-        total = n * m
-        if n < SHORT_ROW and total >= 2 * TILED_RUN and sa == 1 and sb == 1 and so == 1 and ro == n:
-            run = n * (TILED_RUN // n)       # a whole number of rows: slab element s + j is row element j % n
-            oa, ob, oo = load(offs, 0, I64), load(offs, 1, I64), load(offs, 2, I64)
-            if ra == n and rb == 0:
-                tile_row(scratch, pb, ob, n, run, TB)
-                for s in range(0, total, run):
-                    for j in range(min(run, total - s)):
-                        store(po, oo + s + j, F(C, load(pa, oa + s + j, TA), load(scratch, j, TB)), TO)
-                return
-            if ra == 0 and rb == n:
-                tile_row(scratch, pa, oa, n, run, TA)
-                for s in range(0, total, run):
-                    for j in range(min(run, total - s)):
-                        store(po, oo + s + j, F(C, load(scratch, j, TA), load(pb, ob + s + j, TB)), TO)
-                return
-        if n < SPREAD_ROW and total >= 2 * TILED_RUN and so == 1 and ro == n:
-            run = n * (TILED_RUN // n)
-            oa, ob, oo = load(offs, 0, I64), load(offs, 1, I64), load(offs, 2, I64)
-            if SPREAD_B and sa == 1 and ra == n and sb == 0:
-                for s in range(0, total, run):
-                    w = min(run, total - s)
-                    spread_rows(scratch, pb, ob + (s // n) * rb, rb, n, w // n, TB)
-                    for j in range(w):
-                        store(po, oo + s + j, FY(C, load(pa, oa + s + j, TA), load(scratch, j, TB)), TO)
-                return
-            if SPREAD_A and sa == 0 and sb == 1 and rb == n:
-                for s in range(0, total, run):
-                    w = min(run, total - s)
-                    spread_rows(scratch, pa, oa + (s // n) * ra, ra, n, w // n, TA)
-                    for j in range(w):
-                        store(po, oo + s + j, F(C, load(scratch, j, TA), load(pb, ob + s + j, TB)), TO)
-                return
         for i in range(m):
             oa, ob, oo = load(offs, 0, I64) + i * ra, load(offs, 1, I64) + i * rb, load(offs, 2, I64) + i * ro
             if sb == 0:
@@ -135,6 +117,63 @@ def binary_row(F, FY, C, TA, TB, TO):
                 for k in range(n):
                     store(po, oo + k * so, F(C, load(pa, oa + k * sa, TA), load(pb, ob + k * sb, TB)), TO)
     return _compile(row, "binary_row", F, FY, C, TA, TB, TO)
+
+
+def binary_short_row(F, FY, C, TA, TB, TO):
+    """``binary_row`` for plans whose rows are short (``SHORT_ROW``; the backend picks it by the plan,
+    so that other plans do not compile it): a slab stored row after row, against one row of the other
+    operand (a bias, a per-channel scale), is one flat run over the slab with that row tiled in
+    ``scratch``; rows under ``SPREAD_ROW`` against one value a row, with those values spread into
+    ``scratch``; any other slab row by row, as ``binary_row``."""
+    SPREAD_A, SPREAD_B = np.dtype(TA).kind != "c", np.dtype(TB).kind != "c"   # store_splat: scalar types
+
+    def row(ptrs, offs, strides, nops, n, m, scratch):
+        pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
+        sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
+        ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
+        a0, b0, o0 = load(offs, 0, I64), load(offs, 1, I64), load(offs, 2, I64)
+        total, run = n * m, n * (TILED_RUN // max(n, 1))   # run: a whole number of short rows
+        ka = kb = 0
+        if n < SHORT_ROW and total >= 2 * TILED_RUN and so == 1 and ro == n:
+            ka, kb = _run_kind(sa, ra, n, SPREAD_A), _run_kind(sb, rb, n, SPREAD_B)
+        short = ka != 0 and kb != 0          # segments: runs of the slab read at unit stride, else its rows
+        qa = pa if ka == FULL or not short else scratch
+        qb = pb if kb == FULL or not short else scratch + TILE_SLOT
+        if short and ka == TILED:
+            tile_row(qa, pa, a0, n, run, TA)
+        if short and kb == TILED:
+            tile_row(qb, pb, b0, n, run, TB)
+        for i in range(-(-total // run) if short else m):
+            if short:
+                s = i * run
+                w = min(run, total - s)
+                if SPREAD_A and ka == SPREAD:    # (a constant first: no store_splat of a complex type)
+                    spread_rows(qa, pa, a0 + (s // n) * ra, ra, n, w // n, TA)
+                if SPREAD_B and kb == SPREAD:
+                    spread_rows(qb, pb, b0 + (s // n) * rb, rb, n, w // n, TB)
+                oa, ob, oo, xa, xb = (a0 + s if ka == FULL else 0), (b0 + s if kb == FULL else 0), o0 + s, 1, 1
+            else:
+                w = n
+                oa, ob, oo, xa, xb = a0 + i * ra, b0 + i * rb, o0 + i * ro, sa, sb
+            if xb == 0:
+                y = load(qb, ob, TB)
+                if xa == 1 and so == 1:
+                    for k in range(w):
+                        store(po, oo + k, FY(C, load(qa, oa + k, TA), y), TO)
+                else:
+                    for k in range(w):
+                        store(po, oo + k * so, FY(C, load(qa, oa + k * xa, TA), y), TO)
+            elif xa == 1 and xb == 1 and so == 1:
+                for k in range(w):
+                    store(po, oo + k, F(C, load(qa, oa + k, TA), load(qb, ob + k, TB)), TO)
+            elif xa == 0 and xb == 1 and so == 1:
+                x = load(qa, oa, TA)
+                for k in range(w):
+                    store(po, oo + k, F(C, x, load(qb, ob + k, TB)), TO)
+            else:
+                for k in range(w):
+                    store(po, oo + k * so, F(C, load(qa, oa + k * xa, TA), load(qb, ob + k * xb, TB)), TO)
+    return _compile(row, "binary_short_row", F, FY, C, TA, TB, TO)
 
 
 def where_row(TC, TV):
