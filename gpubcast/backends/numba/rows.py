@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import JIT, cfunc, register_jitable
-from .memory import ACC, I64, ROW_SIGNATURE, SPLAT, load, store, store_splat
+from .memory import ACC, I64, ROW_SIGNATURE, SPLAT, load, stack_i64, store, store_splat
 
 
 def _compile(fn, factory, *made_from):
@@ -88,10 +88,8 @@ def _run_kind(s, r, n, spread):
     return SPREAD if s == 0 and n < SPREAD_ROW and spread else 0
 
 
-def binary_row(F, FY, C, TA, TB, TO):
-    """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
-    the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
-    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
+def _binary_body(F, FY, C, TA, TB, TO):
+    """The Python function of ``binary_row`` (``binary_short_row`` calls it too, uncompiled)."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
@@ -116,63 +114,60 @@ def binary_row(F, FY, C, TA, TB, TO):
             else:
                 for k in range(n):
                     store(po, oo + k * so, F(C, load(pa, oa + k * sa, TA), load(pb, ob + k * sb, TB)), TO)
-    return _compile(row, "binary_row", F, FY, C, TA, TB, TO)
+    return row
+
+
+def binary_row(F, FY, C, TA, TB, TO):
+    """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
+    the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
+    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
+    return _compile(_binary_body(F, FY, C, TA, TB, TO), "binary_row", F, FY, C, TA, TB, TO)
 
 
 def binary_short_row(F, FY, C, TA, TB, TO):
-    """``binary_row`` for plans whose rows are short (``SHORT_ROW``; the backend picks it by the plan,
-    so that other plans do not compile it): a slab stored row after row, against one row of the other
-    operand (a bias, a per-channel scale), is one flat run over the slab with that row tiled in
-    ``scratch``; rows under ``SPREAD_ROW`` against one value a row, with those values spread into
-    ``scratch``; any other slab row by row, as ``binary_row``."""
+    """``binary_row`` for plans whose rows are short (``short_rows``; the backend picks it by the plan,
+    so that other plans do not compile the run): a slab stored row after row, against one row of the
+    other operand (a bias, a per-channel scale), is one flat run over the slab with that row tiled
+    in ``scratch``; rows under ``SPREAD_ROW`` against one value a row, with those values spread into
+    ``scratch``.  Each run is one row of ``binary_row``'s function (its operands redirected in stack
+    slots); any other slab goes to that function whole."""
+    plain = register_jitable(forceinline=True)(_binary_body(F, FY, C, TA, TB, TO))
     SPREAD_A, SPREAD_B = np.dtype(TA).kind != "c", np.dtype(TB).kind != "c"   # store_splat: scalar types
 
     def row(ptrs, offs, strides, nops, n, m, scratch):
-        pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
-        a0, b0, o0 = load(offs, 0, I64), load(offs, 1, I64), load(offs, 2, I64)
-        total, run = n * m, n * (TILED_RUN // max(n, 1))   # run: a whole number of short rows
+        total = n * m
         ka = kb = 0
         if n < SHORT_ROW and total >= 2 * TILED_RUN and so == 1 and ro == n:
             ka, kb = _run_kind(sa, ra, n, SPREAD_A), _run_kind(sb, rb, n, SPREAD_B)
-        short = ka != 0 and kb != 0          # segments: runs of the slab read at unit stride, else its rows
-        qa = pa if ka == FULL or not short else scratch
-        qb = pb if kb == FULL or not short else scratch + TILE_SLOT
-        if short and ka == TILED:
-            tile_row(qa, pa, a0, n, run, TA)
-        if short and kb == TILED:
-            tile_row(qb, pb, b0, n, run, TB)
-        for i in range(-(-total // run) if short else m):
-            if short:
-                s = i * run
-                w = min(run, total - s)
-                if SPREAD_A and ka == SPREAD:    # (a constant first: no store_splat of a complex type)
-                    spread_rows(qa, pa, a0 + (s // n) * ra, ra, n, w // n, TA)
-                if SPREAD_B and kb == SPREAD:
-                    spread_rows(qb, pb, b0 + (s // n) * rb, rb, n, w // n, TB)
-                oa, ob, oo, xa, xb = (a0 + s if ka == FULL else 0), (b0 + s if kb == FULL else 0), o0 + s, 1, 1
-            else:
-                w = n
-                oa, ob, oo, xa, xb = a0 + i * ra, b0 + i * rb, o0 + i * ro, sa, sb
-            if xb == 0:
-                y = load(qb, ob, TB)
-                if xa == 1 and so == 1:
-                    for k in range(w):
-                        store(po, oo + k, FY(C, load(qa, oa + k, TA), y), TO)
-                else:
-                    for k in range(w):
-                        store(po, oo + k * so, FY(C, load(qa, oa + k * xa, TA), y), TO)
-            elif xa == 1 and xb == 1 and so == 1:
-                for k in range(w):
-                    store(po, oo + k, F(C, load(qa, oa + k, TA), load(qb, ob + k, TB)), TO)
-            elif xa == 0 and xb == 1 and so == 1:
-                x = load(qa, oa, TA)
-                for k in range(w):
-                    store(po, oo + k, F(C, x, load(qb, ob + k, TB)), TO)
-            else:
-                for k in range(w):
-                    store(po, oo + k * so, F(C, load(qa, oa + k * xa, TA), load(qb, ob + k * xb, TB)), TO)
+        if ka == 0 or kb == 0:
+            plain(ptrs, offs, strides, nops, n, m, scratch)
+            return
+        pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
+        a0, b0, o0 = load(offs, 0, I64), load(offs, 1, I64), load(offs, 2, I64)
+        run = n * (TILED_RUN // n)           # a whole number of rows
+        vp, vo, vs = stack_i64(3), stack_i64(3), stack_i64(6)   # a run as one row: operands, offsets, strides
+        store(vp, 0, pa if ka == FULL else scratch, I64)
+        store(vp, 1, pb if kb == FULL else scratch + TILE_SLOT, I64)
+        store(vp, 2, po, I64)
+        for k in range(3):
+            store(vs, k, 1, I64)
+            store(vs, 3 + k, 0, I64)
+        if ka == TILED:
+            tile_row(scratch, pa, a0, n, run, TA)
+        if kb == TILED:
+            tile_row(scratch + TILE_SLOT, pb, b0, n, run, TB)
+        for s in range(0, total, run):
+            w = min(run, total - s)
+            if SPREAD_A and ka == SPREAD:    # (a constant first: no store_splat of a complex type)
+                spread_rows(scratch, pa, a0 + (s // n) * ra, ra, n, w // n, TA)
+            if SPREAD_B and kb == SPREAD:
+                spread_rows(scratch + TILE_SLOT, pb, b0 + (s // n) * rb, rb, n, w // n, TB)
+            store(vo, 0, a0 + s if ka == FULL else 0, I64)
+            store(vo, 1, b0 + s if kb == FULL else 0, I64)
+            store(vo, 2, o0 + s, I64)
+            plain(vp, vo, vs, nops, w, 1, scratch)
     return _compile(row, "binary_short_row", F, FY, C, TA, TB, TO)
 
 
