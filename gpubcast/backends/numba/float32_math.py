@@ -135,26 +135,26 @@ def exp_reduce_dd(x, lo):
     return nf, exp_poly(ffma(nf, -_LN2_LO, r) + lo)
 
 
-# 1.5 * 2^23: t = y + _ROUNDER rounds y (|y| < 2^22) to the integer t - _ROUNDER, which t's low bits hold
-_ROUNDER = F(1.5 * 2 ** 23)
+#: 1.5 * 2^23: t = y + ROUNDER rounds y (|y| < 2^22) to the integer t - ROUNDER, which t's low bits hold
+ROUNDER = F(1.5 * 2 ** 23)
 # t's bits minus this, shifted to the exponent field: 2 ** (n + 64) (``pow2_shifted``)
-_ROUNDER_TO_POW2 = np.uint32(0x4B400000 - 127 - 64)   # 0x4B400000: _ROUNDER's bits
+_ROUNDER_TO_POW2 = np.uint32(0x4B400000 - 127 - 64)   # 0x4B400000: ROUNDER's bits
 
 
 @register_jitable
 def exp_reduce_shifted(x):
     """``exp_reduce`` with n held in t = x log2(e) + 1.5 * 2^23 (rounded once, by the FMA): (t, p),
-    n = t - _ROUNDER, e ** x = 2 ** n (1 + p) (``pow2_shifted(t)`` is 2 ** n).  No float-to-int
+    n = t - ROUNDER, e ** x = 2 ** n (1 + p) (``pow2_shifted(t)`` is 2 ** n).  No float-to-int
     conversion: a NaN x gives a NaN p (and an arbitrary 2 ** n) with no select to keep it out."""
-    t = ffma(x, _LOG2E, _ROUNDER)
-    nf = t - _ROUNDER
+    t = ffma(x, _LOG2E, ROUNDER)
+    nf = t - ROUNDER
     r = ffma(nf, -_LN2_HI, x)
     return t, exp_poly(ffma(nf, -_LN2_LO, r))
 
 
 @register_jitable
 def pow2_shifted(t):
-    """2 ** n for n = t - _ROUNDER in [-150, 63] (``exp_reduce_shifted``), rounded once as
+    """2 ** n for n = t - ROUNDER in [-150, 63] (``exp_reduce_shifted``), rounded once as
     ``pow2_scaled``: 2 ** (n + 64) from t's bits, times 2 ** -64."""
     return f32_from_bits((f32_bits(t) - _ROUNDER_TO_POW2) << np.uint32(23)) * _TWO_M64
 

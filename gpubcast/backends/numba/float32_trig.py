@@ -61,7 +61,7 @@ import numpy as np
 
 from .cache import register_jitable
 from .codecs import f32_has_bits, fabs_, fcopysign, ffma, fsqrt
-from .float32_math import inlined, split_product
+from .float32_math import ROUNDER, inlined, split_product
 
 F = np.float32
 INF = F("inf")
@@ -85,8 +85,7 @@ SIN_COS_REDUCED = F(2.0 ** 19)
 SIN_COS_LARGE_KEY = int(SIN_COS_REDUCED.view(np.int32)) + 0x00800000
 
 _TWO_OVER_PI = F(0.6366197466850281)
-# 1.5 * 2^23: x 2/pi + _ROUNDER rounds x 2/pi to an integer (|x 2/pi| < 2^22), k mod 4 its low bits
-_ROUNDER = F(12582912.0)
+# x 2/pi + ROUNDER (float32_math's) rounds x 2/pi to an integer (|x 2/pi| < 2^22), k mod 4 its low bits
 _ODD, _TWO = np.uint32(1), np.uint32(2)
 # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 + 1.06e-23: each part float32 pi/2 - (the parts before) rounded
 _PIO2_1, _PIO2_2, _PIO2_3 = F(1.5707963705062866), F(-4.371138828673793e-08), F(-1.7151245100058819e-15)
@@ -104,7 +103,7 @@ _T7, _T8 = F(-0.0016443021595478058), F(0.002470196457579732)
 @register_jitable
 def reduce_quarter_turns(x):
     """(t, r_hi, r_lo): x = k pi/2 + r_hi + r_lo, k = rint(x 2/pi) (an integral float32; the low two
-    bits of t = k + _ROUNDER are k mod 4), for
+    bits of t = k + ROUNDER are k mod 4), for
     |x| < SIN_COS_REDUCED: |r| <= 0.831 (k's error from the roundings of x 2/pi takes r past pi/4 by
     0.046 at most), r to k 2^-70.6 absolutely, below 2^-28 of |r| for every float32 x (the worst,
     2^-28.4, at x = 267058.94, r = -2^-24.8; the least |r|, 2^-27.8, at x = 252.89821, k = 161).
@@ -115,8 +114,8 @@ def reduce_quarter_turns(x):
     Fast2Sum, exact: |hi| < 2^-6, so a (a multiple of 2^-24) is a multiple of ulp(hi) with fewer than
     2^24 of them where |a| < |hi|, and |a| >= |hi| elsewhere; lo (2^-24 |hi|) and k _PIO2_3 (k 2^-49)
     are added with two roundings of 2^-24 of their sum, and the parts stop at k 2^-76.3."""
-    t = ffma(x, _TWO_OVER_PI, _ROUNDER)               # rounded once: x 2/pi to the nearest integer
-    k = t - _ROUNDER
+    t = ffma(x, _TWO_OVER_PI, ROUNDER)               # rounded once: x 2/pi to the nearest integer
+    k = t - ROUNDER
     a = ffma(-k, _PIO2_1, x)                          # exact
     hi = k * _PIO2_2
     lo = ffma(k, _PIO2_2, -hi)                        # k _PIO2_2 = hi + lo exactly
@@ -143,7 +142,7 @@ def sin_cos_reduced(r_hi, r_lo):
 
 @register_jitable
 def _by_quadrant(t, s, c):
-    """sin of x = k pi/2 + r from s = sin r, c = cos r and t = k + _ROUNDER (k mod 4 in its low bits):
+    """sin of x = k pi/2 + r from s = sin r, c = cos r and t = k + ROUNDER (k mod 4 in its low bits):
     s, c, -s, -c for k mod 4 = 0, 1, 2, 3."""
     v = c if f32_has_bits(t, _ODD) else s
     return -v if f32_has_bits(t, _TWO) else v
