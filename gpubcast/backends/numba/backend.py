@@ -40,7 +40,7 @@ from ..reference import HostArrays, NumpyBackend
 from . import drivers, pool, rows
 from . import scalars as S
 from .codecs import BFLOAT16, BOOL, FLOAT16, NATIVE
-from .meta import H_CHUNK, H_DRIVER, H_M, H_N, H_ROW, extent, full_walk, iteration_meta, unit_sizes
+from .meta import H_CHUNK, H_DRIVER, H_FLAGS, H_ROW, SHORT_ROWS, extent, full_walk, iteration_meta, unit_sizes
 
 #: outputs with at least this many elements run on every thread (the thread pool, ``pool``); ops that
 #: compute more per element (``heavy``) split sooner.  Measured on the 2-core VM (2026-11-28, float32,
@@ -128,9 +128,9 @@ class Spec:
 
     def row_for(self, meta) -> int:
         """Address of the row function for the walk ``meta``: the short-row one where there is one and
-        its slabs are of short rows (``rows.short_rows``; compiled on first use: other plans never
-        compile it)."""
-        if self.make_short_row is None or not rows.short_rows(int(meta[H_N]), int(meta[H_M])):
+        its slabs are of short rows (meta's ``SHORT_ROWS`` flag; compiled on first use: other plans
+        never compile it)."""
+        if self.make_short_row is None or not meta[H_FLAGS] & SHORT_ROWS:
             return self.row
         if self._short_row is None:
             self._short_row = self.make_short_row()
@@ -297,8 +297,7 @@ class NumbaBackend(HostArrays):
         views = tuple(_view(d, r) for d, r in zip((*dtypes, out_dtype), raws))
         threshold = PARALLEL_MIN_HEAVY if any(heavy(node.op) for node, _ in program.steps) else 0
         meta = self.meta(p, Spec("fused", None, raws, views, parallel_min=threshold))
-        short = rows.short_rows(int(meta[H_N]), int(meta[H_M]))
-        spec = _fused_spec(program, out_dtype, fused.pattern(meta), raws, views, short)
+        spec = _fused_spec(program, out_dtype, fused.pattern(meta), raws, views, bool(meta[H_FLAGS] & SHORT_ROWS))
         spec.parallel_min = threshold
         return spec, meta
 

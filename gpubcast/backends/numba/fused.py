@@ -36,7 +36,7 @@ from .cache import JIT, cfunc
 from .codecs import convert
 from .memory import ROW_SIGNATURE, load, store
 from .meta import H_ND, H_NOPS, H_TRANSPOSED, HEADER
-from .rows import SHORT_ROW, TILE_SLOT, TILE_SLOTS, TILED_RUN, tile_row
+from .rows import TILE_SLOT, TILE_SLOTS, TILED_RUN, short_rows, tile_row
 
 #: a row's inner stride class per operand: unit, zero, or any other
 UNIT, ZERO, STRIDED = "u", "z", "s"
@@ -126,7 +126,8 @@ class _Spelling(fused_code.Spelling):
 def source(program, out_dtype, classes: str, raw, short: bool = False) -> tuple[str, dict]:
     """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``;
     ``short``: with the flat run over short rows (``_short_rows``), for plans whose rows are short."""
-    names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert, "tile_row": tile_row}
+    names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert, "tile_row": tile_row,
+                   "short_rows": short_rows}
     spelling = _Spelling(names, raw)
     typename = spelling.typename
     leaves = [leaf.dtype for leaf, _ in program.leaves]
@@ -184,8 +185,7 @@ def _short_rows(program, out_dtype, classes: str, spelling, L) -> list[str]:
     rows_ok = [f"(r{k} == n or r{k} == 0)" if k in unit else f"r{k} == 0" for k in range(len(leaves))]
     fast = " and ".join(f"s{k} == {1 if c == UNIT else 0}" for k, c in enumerate(classes))
     lines = ["    total = n * m",
-             f"    if n < {SHORT_ROW} and total >= {2 * TILED_RUN} and {fast} and "
-             + " and ".join(rows_ok + [f"r{L} == n"]) + ":",
+             f"    if short_rows(n, m) and {fast} and " + " and ".join(rows_ok + [f"r{L} == n"]) + ":",
              f"        run = n * ({TILED_RUN} // n)"]
     for slot, k in enumerate(unit):
         t = typename(leaves[k])[0]

@@ -29,6 +29,7 @@ import numpy as np
 
 from ...plan import coalesce
 from .memory import TILE_BYTES
+from .rows import short_rows
 
 #: meta's header: its length, then the index of each field
 HEADER = 15
@@ -37,6 +38,8 @@ HEADER = 15
 
 #: flag of meta[H_FLAGS]: write the output with non-temporal (streaming) stores, through ``scratch``
 NON_TEMPORAL = 1
+#: flag of meta[H_FLAGS]: its slabs are of short rows (``rows.short_rows``), decided once per walk
+SHORT_ROWS = 2
 
 #: slab columns (and at most rows) when an input is transposed: its slabs are staged in rows
 TILE = 256
@@ -119,6 +122,7 @@ def iteration_meta(p, spec, parallel: bool) -> np.ndarray:
             tb = -(-half // 64) * 64          # half the segment, rounded up to 64 elements
     nb, mb = -(-n // tb), -(-r2 // m)
     flags = NON_TEMPORAL if p.size * spec.itemsizes[-1] * spec.factor >= NON_TEMPORAL_MIN else 0
+    flags |= SHORT_ROWS if short_rows(n, m) else 0
     head = [nd, nops, n, tb, nb, r2, m, mb, outer, outer * mb * nb, flags, 0, 0, tiled + 1, 0]
     ext, same, align = [], [], []
     unit = list(spec.itemsizes)  # of the raw types: strides are in raw units

@@ -43,9 +43,11 @@ TILE_SLOT = TILED_RUN * 16
 TILE_SLOTS = ACC * 16 // TILE_SLOT
 
 
-def short_rows(n: int, m: int) -> bool:
-    """Whether slabs of ``m`` rows of ``n`` elements take the flat run over short rows (where their
-    layout allows): the backend's choice of ``binary_short_row`` and of fused rows with that run."""
+@register_jitable
+def short_rows(n, m):
+    """Whether a slab of ``m`` rows of ``n`` elements is one flat run (where its layout allows): asked
+    by the rows of each slab, and once per walk by ``meta.iteration_meta`` (its ``SHORT_ROWS`` flag:
+    the backend's choice of ``binary_short_row`` and of fused rows with that run)."""
     return n < SHORT_ROW and n * m >= 2 * TILED_RUN
 
 
@@ -139,7 +141,7 @@ def binary_short_row(F, FY, C, TA, TB, TO):
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
         total = n * m
         ka = kb = 0
-        if n < SHORT_ROW and total >= 2 * TILED_RUN and so == 1 and ro == n:
+        if short_rows(n, m) and so == 1 and ro == n:
             ka, kb = _run_kind(sa, ra, n, SPREAD_A), _run_kind(sb, rb, n, SPREAD_B)
         if ka == 0 or kb == 0:
             plain(ptrs, offs, strides, nops, n, m, scratch)
