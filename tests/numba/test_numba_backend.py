@@ -108,6 +108,37 @@ def test_short_rows_against_one_row(name, dt):
             assert not mismatch(got, run_both(op, inputs)[1]), f"add {dt} {shapes} against NumPy"
 
 
+#: (op, input dtypes, output dtype, whether its rows are light: ``backend.light``)
+WIDTH_CASES = [("add", ("float32", "float32"), "float32", True), ("maximum", ("float64", "float64"), "float64", True),
+               ("negative", ("int16",), "int16", True), ("where", ("bool", "float32", "float32"), "float32", True),
+               ("copy", ("float32",), "float32", True), ("sum", ("float32",) * 3, "float32", True),
+               ("tanh", ("float32",), "float32", False), ("power", ("float32", "float32"), "float32", False),
+               ("greater", ("float32", "float32"), "bool", False)]
+
+
+@pytest.mark.parametrize("name,ins,out,light", WIDTH_CASES, ids=[c[0] for c in WIDTH_CASES])
+def test_light_rows_vectorise_at_the_light_width(name, ins, out, light, monkeypatch):
+    """A light op's row function carries the ``prefer-vector-width`` of ``rows.LIGHT_BITS`` into LLVM
+    (and on an AVX-512 host, its loops use no 512-bit register); a heavy op's, or one that narrows
+    its inputs (a comparison), keeps LLVM's own width."""
+    import llvmlite.binding as llvm
+    import numba
+
+    from gpubcast.backends.numba import backend as numba_backend
+    from gpubcast.backends.numba import rows
+
+    # compiled here, not loaded from gpubcast's cache (a cached library holds machine code, no IR)
+    monkeypatch.setattr(rows, "cfunc", lambda signature, fn, identity, **options: numba.cfunc(signature, **options)(fn))
+    op = ops.get(name)
+    assert numba_backend.light(op, [np.dtype(d) for d in ins], np.dtype(out)) == light
+    spec = numba_backend.make_spec(op, tuple(np.dtype(d) for d in ins), np.dtype(out))
+    library = spec.make_row()._library
+    attribute = f'"prefer-vector-width"="{rows.LIGHT_BITS}"'
+    assert (attribute in library.get_llvm_str()) == light
+    if light and llvm.get_host_cpu_features().get("avx512f"):
+        assert "zmm" not in library.get_asm_str()
+
+
 OUT_CASES = [c for c in CASES if c[0] in ("add", "divide", "where", "sum", "copy", "maximum", "power", "less")]
 
 

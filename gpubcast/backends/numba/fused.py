@@ -34,9 +34,9 @@ from ... import fused_code
 from . import scalars as S
 from .cache import JIT, cfunc
 from .codecs import convert
-from .memory import ROW_SIGNATURE, load, store
+from .memory import ROW_SIGNATURE, load, store, vector_width
 from .meta import H_ND, H_NOPS, H_TRANSPOSED, HEADER
-from .rows import TILE_SLOT, TILE_SLOTS, TILED_RUN, short_rows, tile_row
+from .rows import TILE_SLOT, TILE_SLOTS, TILED_RUN, vector_bits, short_rows, tile_row
 
 #: a row's inner stride class per operand: unit, zero, or any other
 UNIT, ZERO, STRIDED = "u", "z", "s"
@@ -123,11 +123,12 @@ class _Spelling(fused_code.Spelling):
         return self._call(node, natural, add, *products)
 
 
-def source(program, out_dtype, classes: str, raw, short: bool = False) -> tuple[str, dict]:
+def source(program, out_dtype, classes: str, raw, short: bool = False, light: bool = False) -> tuple[str, dict]:
     """The row function's Python source and the globals it names. ``raw(dtype) -> (raw type, codec)``;
-    ``short``: with the flat run over short rows (``_short_rows``), for plans whose rows are short."""
+    ``short``: with the flat run over short rows (``_short_rows``), for plans whose rows are short;
+    ``light``: its loops ``rows.LIGHT_BITS`` wide (a program of light ops)."""
     names: dict = {"load": load, "store": store, "I64": np.int64, "convert": convert, "tile_row": tile_row,
-                   "short_rows": short_rows}
+                   "short_rows": short_rows, "vector_width": vector_width}
     spelling = _Spelling(names, raw)
     typename = spelling.typename
     leaves = [leaf.dtype for leaf, _ in program.leaves]
@@ -145,7 +146,7 @@ def source(program, out_dtype, classes: str, raw, short: bool = False) -> tuple[
         steps, value = fused_code.statements(program, out_dtype, spelling)
         return lines + steps + [f"store(po, {indexed(L)}, {value}, {typename(out_dtype)[0]})"]
 
-    head = ["def row(ptrs, offs, strides, nops, n, m, scratch):"]
+    head = ["def row(ptrs, offs, strides, nops, n, m, scratch):", f"    vector_width({vector_bits(light)})"]
     for k in range(L + 1):
         p = "po" if k == L else f"p{k}"
         head.append(f"    {p} = load(ptrs, {k}, I64)")
@@ -209,12 +210,12 @@ def _short_rows(program, out_dtype, classes: str, spelling, L) -> list[str]:
     return lines
 
 
-def row_function(program, out_dtype, classes: str, raw, short: bool = False):
+def row_function(program, out_dtype, classes: str, raw, short: bool = False, light: bool = False):
     """The compiled row function of ``program`` storing ``out_dtype``, its fast loop specialised on
     ``classes`` (see ``pattern``), with the flat run over short rows where ``short``: one per source
     text in this process (the ``MAX_ROWS`` most recently used), kept in gpubcast's cache under the
     hash of its source."""
-    text, names = source(program, out_dtype, classes, raw, short)
+    text, names = source(program, out_dtype, classes, raw, short, light)
     digest = hashlib.sha256(text.encode()).hexdigest()[:24]
     with _LOCK:
         fn = _ROWS.get(digest)

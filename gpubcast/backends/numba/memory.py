@@ -1,9 +1,9 @@
 """Raw memory access for compiled code, and how a row function is called.
 
 Loads and stores go through raw addresses (``load``, ``store``), without bounds or negative-index
-checks; ``stack_i64`` gives int64 slots on the calling function's stack; ``nt_copy`` writes whole
-cache lines with non-temporal stores (``store_fence`` orders them); ``call_row`` and ``call_driver``
-call compiled code by its address.
+checks; ``stack_i64`` gives int64 slots on the calling function's stack; ``vector_width`` sets how
+wide its loops vectorise; ``nt_copy`` writes whole cache lines with non-temporal stores
+(``store_fence`` orders them); ``call_row`` and ``call_driver`` call compiled code by its address.
 
 Row function contract: ``row(ptrs, offs, strides, nops, n, m, scratch)`` (``ROW_SIGNATURE``), all
 int64; ``ptrs`` and ``offs`` are addresses of int64 arrays holding, per operand (inputs, then the
@@ -61,6 +61,21 @@ def store(typingctx, addr, idx, val, cls):
         builder.store(context.data_model_manager[ty].as_data(builder, v), builder.gep(ptr, [args[1]]))
         return context.get_dummy_value()
     return types.void(addr, idx, val, cls), codegen
+
+
+@intrinsic
+def vector_width(typingctx, bits):
+    """Ask LLVM to vectorise the calling function's loops ``bits`` wide (a constant; 0: its default),
+    by the function's ``prefer-vector-width`` attribute: the width clang's ``-mprefer-vector-width``
+    sets, read by LLVM's x86 backend per function."""
+    if not isinstance(bits, types.IntegerLiteral):
+        return None
+
+    def codegen(context, builder, sig, args):
+        if bits.literal_value:   # a string attribute: llvmlite's add() knows the enum attributes only
+            set.add(builder.function.attributes, f'"prefer-vector-width"="{bits.literal_value}"')
+        return context.get_dummy_value()
+    return types.void(bits), codegen
 
 
 #: elements ``store_splat`` writes

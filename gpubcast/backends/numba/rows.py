@@ -15,7 +15,26 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import JIT, cfunc, register_jitable
-from .memory import ACC, I64, ROW_SIGNATURE, SPLAT, load, stack_i64, store, store_splat
+from .memory import ACC, I64, ROW_SIGNATURE, SPLAT, load, stack_i64, store, store_splat, vector_width
+
+
+#: vector width (bits) of the loops of *light* rows (``backend.light``: ops of a few instructions an
+#: element, whose loops stream memory).  On AMD Zen 4, 256-bit loops stream faster than the 512-bit ones
+#: LLVM picks there (4 M elements, one core, into out=, medians of 4 alternated runs: float32 (N,) + (N,)
+#: 0.383 -> 0.344 ns an element, (2048, 2048) + (2048,) 0.257 -> 0.236, int32 add 0.447 -> 0.360, maximum
+#: 0.469 -> 0.385), while heavy math runs 30-50 % slower at 256 bits (tanh 0.39 -> 0.54).  LLVM's own
+#: width on Intel's AVX-512 cores is 256 bits already
+LIGHT_BITS = 256
+
+
+def vector_bits(light: bool) -> int:
+    """``vector_width``'s argument for a row: LIGHT_BITS for a light op's, else 0 (LLVM's default)."""
+    return LIGHT_BITS if light else 0
+
+
+def _light(light: bool) -> tuple:
+    """What a light row adds to ``_compile``'s ``made_from`` (its identity)."""
+    return ("light",) if light else ()
 
 
 def _compile(fn, factory, *made_from):
@@ -90,9 +109,10 @@ def _run_kind(s, r, n, spread):
     return SPREAD if s == 0 and n < SPREAD_ROW and spread else 0
 
 
-def _binary_body(F, FY, C, TA, TB, TO):
+def _binary_body(F, FY, C, TA, TB, TO, BITS):
     """The Python function of ``binary_row`` (``binary_short_row`` calls it too, uncompiled)."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
+        vector_width(BITS)
         pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
@@ -119,24 +139,28 @@ def _binary_body(F, FY, C, TA, TB, TO):
     return row
 
 
-def binary_row(F, FY, C, TA, TB, TO):
+def binary_row(F, FY, C, TA, TB, TO, light=False):
     """Row function of scalar function ``F`` (``FY`` where the second operand is one value along
     the row; ``backend.make_spec`` passes ``F`` unless it is one value over the whole call) under
-    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``."""
-    return _compile(_binary_body(F, FY, C, TA, TB, TO), "binary_row", F, FY, C, TA, TB, TO)
+    codec ``C``: raw input types ``TA``, ``TB``, raw output type ``TO``; ``light``: its loops
+    LIGHT_BITS wide."""
+    return _compile(_binary_body(F, FY, C, TA, TB, TO, vector_bits(light)), "binary_row", F, FY, C, TA, TB, TO,
+                    *_light(light))
 
 
-def binary_short_row(F, FY, C, TA, TB, TO):
+def binary_short_row(F, FY, C, TA, TB, TO, light=False):
     """``binary_row`` for plans whose rows are short (``short_rows``; the backend picks it by the plan,
     so that other plans do not compile the run): a slab stored row after row, against one row of the
     other operand (a bias, a per-channel scale), is one flat run over the slab with that row tiled
     in ``scratch``; rows under ``SPREAD_ROW`` against one value a row, with those values spread into
     ``scratch``.  Each run is one row of ``binary_row``'s function (its operands redirected in stack
     slots); any other slab goes to that function whole."""
-    plain = register_jitable(forceinline=True)(_binary_body(F, FY, C, TA, TB, TO))
+    BITS = vector_bits(light)
+    plain = register_jitable(forceinline=True)(_binary_body(F, FY, C, TA, TB, TO, BITS))
     SPREAD_A, SPREAD_B = np.dtype(TA).kind != "c", np.dtype(TB).kind != "c"   # store_splat: scalar types
 
     def row(ptrs, offs, strides, nops, n, m, scratch):
+        vector_width(BITS)
         sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64)
         ra, rb, ro = load(strides, 3, I64), load(strides, 4, I64), load(strides, 5, I64)
         total = n * m
@@ -170,13 +194,14 @@ def binary_short_row(F, FY, C, TA, TB, TO):
             store(vo, 1, b0 + s if kb == FULL else 0, I64)
             store(vo, 2, o0 + s, I64)
             plain(vp, vo, vs, nops, w, 1, scratch)
-    return _compile(row, "binary_short_row", F, FY, C, TA, TB, TO)
+    return _compile(row, "binary_short_row", F, FY, C, TA, TB, TO, *_light(light))
 
 
 def where_row(TC, TV):
     """Row function of ``where``: condition raw type ``TC`` (nonzero is true), values moved as raw
-    type ``TV`` (an unsigned int or complex128 of the item size)."""
+    type ``TV`` (an unsigned int or complex128 of the item size); light."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
+        vector_width(LIGHT_BITS)
         pc, px, py, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64), load(ptrs, 3, I64)
         sc, sx = load(strides, 0, I64), load(strides, 1, I64)
         sy, so = load(strides, 2, I64), load(strides, 3, I64)
@@ -214,7 +239,7 @@ def where_row(TC, TV):
 VECTOR_BLOCK = 512
 
 
-def unary_row(F, C, TA, TO, V=None, KEY=None, LARGE_KEY=0, heavy=False):
+def unary_row(F, C, TA, TO, V=None, KEY=None, LARGE_KEY=0, heavy=False, light=False):
     """Row function of unary scalar function ``F`` under codec ``C``: raw input type ``TA``, raw
     output type ``TO``.  With ``V``, ``KEY`` and ``LARGE_KEY`` (``scalars.UNARY_VECTOR``), a contiguous
     row is computed by ``V`` (F's value where ``KEY`` is below ``LARGE_KEY``, in a loop that
@@ -222,9 +247,11 @@ def unary_row(F, C, TA, TO, V=None, KEY=None, LARGE_KEY=0, heavy=False):
     ``heavy`` (a long body, ``scalars.HEAVY_UNARY``): the contiguous loop is a function of its own, not
     inlined into the row, so that its registers are its own: inlined, the row's other loops' values
     pushed its constants out of registers and cost tanh 20 % (0.50 vs 0.39-0.42 ns/element, measured
-    with gb.tanh(x, out=o) on 256 K float32, one core)."""
+    with gb.tanh(x, out=o) on 256 K float32, one core).  ``light``: its loops LIGHT_BITS wide."""
+    BITS = vector_bits(light)
     if V is None:
         def contiguous(px, ox, po, oo, n, scratch):
+            vector_width(BITS)      # a function of its own until LLVM inlines it: vectorised before
             for k in range(n):
                 store(po, oo + k, F(C, load(px, ox + k, TA)), TO)
     else:
@@ -232,6 +259,7 @@ def unary_row(F, C, TA, TO, V=None, KEY=None, LARGE_KEY=0, heavy=False):
         assert VECTOR_BLOCK * out_bytes <= ACC * 16   # a block fits the row's own scratch (``memory``)
 
         def contiguous(px, ox, po, oo, n, scratch):
+            vector_width(BITS)
             # out= is x itself (the one overlap dispatch lets reach a row: element for element): V's
             # values go to scratch first, so that F can still read a large block's input
             inplace = px + ox * in_bytes == po + oo * out_bytes
@@ -252,6 +280,7 @@ def unary_row(F, C, TA, TO, V=None, KEY=None, LARGE_KEY=0, heavy=False):
     contiguous = register_jitable(forceinline=not heavy)(contiguous)
 
     def row(ptrs, offs, strides, nops, n, m, scratch):
+        vector_width(BITS)
         px, po = load(ptrs, 0, I64), load(ptrs, 1, I64)
         sx, so = load(strides, 0, I64), load(strides, 1, I64)
         rx, ro = load(strides, 2, I64), load(strides, 3, I64)
@@ -267,13 +296,14 @@ def unary_row(F, C, TA, TO, V=None, KEY=None, LARGE_KEY=0, heavy=False):
                 for k in range(n):
                     store(po, oo + k * so, F(C, load(px, ox + k * sx, TA)), TO)
     return _compile(row, "unary_row", F, C, TA, TO, *(() if V is None else (V, KEY, LARGE_KEY)),
-                    *(("heavy",) if heavy else ()))
+                    *(("heavy",) if heavy else ()), *_light(light))
 
 
 def variadic_row(STEP, FIN, C, T):
     """Row function folding N inputs of raw type ``T`` with ``STEP`` into an accumulator (in
-    ``scratch``), ``FIN(acc, N)`` stored to the output: one pass over the output."""
+    ``scratch``), ``FIN(acc, N)`` stored to the output: one pass over the output; light."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
+        vector_width(LIGHT_BITS)
         count = nops - 1
         p0, s0, r0 = load(ptrs, 0, I64), load(strides, 0, I64), load(strides, nops, I64)
         po, so, ro = load(ptrs, count, I64), load(strides, count, I64), load(strides, nops + count, I64)
@@ -309,8 +339,9 @@ def variadic_row(STEP, FIN, C, T):
 def axpby_row(MUL, ADD, C, T):
     """Row function of ``axpby`` over inputs (alpha, x, beta, y): ``alpha * x + beta * y``, each
     product rounded in the raw type's codec (no FMA), like the registry's NumPy reference.
-    Operands as in ``variadic_row``: 4 inputs, then the output (index 4)."""
+    Operands as in ``variadic_row``: 4 inputs, then the output (index 4); light."""
     def row(ptrs, offs, strides, nops, n, m, scratch):
+        vector_width(LIGHT_BITS)
         pa, pb, pc, pd, po = (load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64),
                               load(ptrs, 3, I64), load(ptrs, 4, I64))
         sa, sb, sc, sd, so = (load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64),
@@ -331,11 +362,15 @@ def axpby_row(MUL, ADD, C, T):
     return _compile(row, "axpby_row", MUL, ADD, C, T)
 
 
-def parametric_row(F, C, T):
+def parametric_row(F, C, T, light=False):
     """Row function of a parametric op (x and two parameters, ``scalars.PARAMETRIC``) over raw type
     ``T``: ``F(C, x, p, q)``.  Operands as in ``variadic_row``: 3 inputs, then the output (index 3);
-    the usual case, parameters one value along the row, loads them once per row."""
+    the usual case, parameters one value along the row, loads them once per row; ``light``: its
+    loops LIGHT_BITS wide."""
+    BITS = vector_bits(light)
+
     def row(ptrs, offs, strides, nops, n, m, scratch):
+        vector_width(BITS)
         px, pa, pb, po = load(ptrs, 0, I64), load(ptrs, 1, I64), load(ptrs, 2, I64), load(ptrs, 3, I64)
         sx, sa, sb, so = load(strides, 0, I64), load(strides, 1, I64), load(strides, 2, I64), load(strides, 3, I64)
         rx, ra = load(strides, nops, I64), load(strides, nops + 1, I64)
@@ -351,4 +386,4 @@ def parametric_row(F, C, T):
                 for k in range(n):
                     store(po, oo + k * so, F(C, load(px, ox + k * sx, T), load(pa, oa + k * sa, T),
                                              load(pb, ob + k * sb, T)), T)
-    return _compile(row, "parametric_row", F, C, T)
+    return _compile(row, "parametric_row", F, C, T, *_light(light))
