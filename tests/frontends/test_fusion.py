@@ -153,6 +153,16 @@ def test_layouts_and_empty_and_rank0():
         gb.fuse(lambda x, y: x + y)(_v((3, 4)), _v((5,)))
 
 
+def test_empty_outputs_on_every_call():
+    """An empty output on a fused function's second and later calls (its hot path) is empty, as on the
+    first: no walk is planned for it (its plan once divided by the zero-length row)."""
+    f = gb.fuse(lambda x, y: x * y + 1)
+    for x, y in [(_v((0, 3)), _v((3,))), (_v((4, 0)), np.ones((4, 1), np.float64)), (_v((0,)), _v((0,)))]:
+        for _ in range(3):
+            got = f(x, y)
+            assert got.shape == np.broadcast_shapes(x.shape, y.shape) and got.dtype == np.result_type(x, y)
+
+
 def test_multiple_outputs_out_and_overlap():
     x, y = _v((30, 40)), _v((40,))
     f = gb.fuse(lambda x, y: (x + y, x * y))

@@ -313,8 +313,9 @@ class NumbaBackend(HostArrays):
         return spec, meta
 
     def prepare_fused(self, program, p, in_dtypes, out_dtype):
-        """``prepare`` for a fused program (``in_dtypes``: its leaves')."""
-        if not computes((*in_dtypes, *(c.dtype for c in program.constants), np.dtype(out_dtype))):
+        """``prepare`` for a fused program (``in_dtypes``: its leaves'); None for an empty output (the
+        general path's: no walk to plan)."""
+        if not p.size or not computes((*in_dtypes, *(c.dtype for c in program.constants), np.dtype(out_dtype))):
             return None
         block = (program.constant_block,) if program.constants else ()
         found = self._fused_spec(program, p, (*in_dtypes, *(b.dtype for b in block)), np.dtype(out_dtype))
