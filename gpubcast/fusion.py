@@ -426,6 +426,18 @@ def _prepared(be, p: Program, args, out, as_tuple: bool):
     return runner
 
 
+def _one_op(be, op, inputs, out, options):
+    """The runner of one op over arrays that need converting to its loop dtypes, as one fused pass that
+    converts each as it reads it (``dispatch.convert_in_pass``), or None."""
+    trace = Fused(lambda *xs: dispatch.apply(op, xs, **options))._trace(inputs)
+    if len(trace.programs) != 1 or trace.stages:
+        return None
+    return _prepared(be, trace.programs[0], inputs, out, False)
+
+
+dispatch.convert_in_pass(_one_op)
+
+
 def _fast_key(args, out, backend):
     """The hot-path key of a call on NumPy or CUDA arrays and Python scalars (None for anything else);
     a CUDA array is keyed by its type too (a NumPy array of its shape is another call)."""

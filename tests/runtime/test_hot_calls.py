@@ -6,6 +6,7 @@ import pytest
 
 import gpubcast as gb
 from gpubcast import backends, compiled_calls, dispatch, hot_calls
+from gpubcast.fusion import _one_op as one_op
 from gpubcast.hot_calls import HotCalls
 
 
@@ -130,6 +131,46 @@ def test_cast_takes_the_hot_path_with_numpys_conversion(monkeypatch):
     for _ in range(3):                                     # out= is the input itself: the general path
         assert gb.cast(same, np.float64, out=same) is same
     np.testing.assert_array_equal(same, np.arange(8.0))
+
+
+#: calls whose arrays the general path converts to the loop dtypes: (function, arguments, keywords)
+CONVERTING = [
+    (gb.add, (np.float32, (300, 256)), (np.float64, (256,)), {}),          # a row, 76 800 elements: threads
+    (gb.multiply, (np.int8, (64,)), (np.float32, (64,)), {}),
+    (gb.subtract, (np.uint16, (5, 1, 3)), (np.int32, (4, 3)), {}),
+    (gb.divide, (np.int32, (2000,)), (np.int64, (2000,)), {}),              # int64 division: float64
+    (gb.maximum, (gb.bfloat16, (40, 7)), (np.float32, (7,)), {}),
+    (gb.power, (np.float16, (33,)), (np.float32, (33,)), {}),
+    (gb.add, (np.float32, (3, 4)), (np.float64, (3,)), {"broadcast": "pdpd", "axis": 0}),
+    (gb.where, (bool, (70000,)), (np.int16, (70000,)), {"_third": (np.float32, (70000,))}),
+    (gb.add, (np.float32, (0, 4)), (np.float64, (4,)), {}),                 # empty
+]
+
+
+@pytest.mark.parametrize("fn,a,b,kw", CONVERTING, ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CONVERTING)])
+def test_calls_that_convert_their_arrays_convert_in_the_pass(fn, a, b, kw, monkeypatch):
+    """A call on arrays of different dtypes (converted to the loop dtypes) gives the general path's
+    values on every call, into a new array and into out=, and from its second call runs as one pass
+    that converts as it reads (the runner fusion makes: no converted copies)."""
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(16))
+    compiled_calls.clear()
+    kw = dict(kw)
+    rng = np.random.default_rng(len(a[1]))
+    args = [(rng.random(shape) * 50 - 10).astype(dt) for dt, shape in (a, b, *([kw.pop("_third")] if "_third" in kw
+                                                                                  else []))]
+    if fn is gb.where:
+        args[0] = args[0] > 10
+    want = fn(*args, backend="numpy", **kw)
+    made = []
+    monkeypatch.setattr(dispatch, "_IN_PASS", [lambda *a: made.append(1) or one_op(*a)])
+    for _ in range(3):
+        got = fn(*args, **kw)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6 if fn is gb.power else 0)
+        out = np.full(want.shape, 7, want.dtype)
+        assert fn(*args, out=out, **kw) is out
+        np.testing.assert_allclose(out, want, rtol=1e-6 if fn is gb.power else 0)
+    assert made, "the converting runner was never asked for"
 
 
 def test_object_casts_keep_the_general_paths_errors():
