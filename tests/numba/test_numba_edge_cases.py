@@ -139,6 +139,46 @@ def test_half_types_bit_exact(dt):
     _bits_equal(gb.add(pairs[0], pairs[1], **NUMBA), _np(np.add, pairs[0], pairs[1]))
 
 
+@pytest.mark.parametrize("way", ["f16c", "bits"])
+def test_half_conversions_both_ways_bit_exact(way):
+    """Both implementations of the float16 codec's conversions (the F16C instructions' where the host
+    has them, the bit algorithm's elsewhere) against NumPy's: every half to float32, signalling NaNs
+    kept as they are; to half, the float32 of every half and its neighbours one ulp either side
+    (ties and the rounding on each side of them), the subnormal range and the overflow edge, NaNs."""
+    import numba
+
+    from gpubcast.backends.numba import codecs
+    if way == "f16c" and not codecs._F16C:
+        pytest.skip("the host has no F16C: the code here converts halves by their bits")
+    to_float = codecs._half_to_float_f16c if way == "f16c" else codecs._half_to_float_bits
+    to_half = codecs._float_to_half_f16c if way == "f16c" else codecs._float_to_half_bits
+
+    @numba.njit
+    def decode_all(h, out):
+        for i in range(h.size):
+            out[i] = to_float(h[i])
+
+    @numba.njit
+    def encode_all(f, out):
+        for i in range(f.size):
+            out[i] = to_half(f[i])
+
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    got = np.empty(every.size, np.float32)
+    decode_all(every, got)
+    want = every.view(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    bits = want.view(np.uint32)
+    floats = np.concatenate([bits, bits + np.uint32(1), bits - np.uint32(1),
+                             np.arange(0x33000000, 0x38800000, 61, dtype=np.uint32),            # half subnormals
+                             np.arange(0x477FE000, 0x47800100, dtype=np.uint32),                # the overflow edge
+                             np.array([0x7F800001, 0x7F801FFF, 0x7F802000, 0x7FC00000, 0xFFBFFFFF], np.uint32)])
+    out = np.empty(floats.size, np.uint16)
+    encode_all(floats.view(np.float32), out)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(out, floats.view(np.float32).astype(np.float16).view(np.uint16))
+
+
 def test_float_semantics():
     """Floor division and remainder edge cases, NaN propagation and signed zeros as NumPy."""
     for dt in (np.float32, np.float64):

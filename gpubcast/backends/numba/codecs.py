@@ -270,8 +270,8 @@ SYSTEM_COMPLEX = {name: _system_complex(name, 1) for name in (
 # --- half and bfloat16 conversions (exact NumPy / ml_dtypes bit algorithms) ------------------------
 
 @register_jitable
-def half_to_float(h):
-    """IEEE half bits -> float32 (NumPy's npy_halfbits_to_floatbits; NaN payloads kept)."""
+def _half_to_float_bits(h):
+    """IEEE half bits -> float32 by their bits (NumPy's npy_halfbits_to_floatbits; NaN payloads kept)."""
     h = np.uint32(h)
     sign = (h & np.uint32(0x8000)) << np.uint32(16)
     e = h & np.uint32(0x7C00)
@@ -285,8 +285,8 @@ def half_to_float(h):
 
 
 @register_jitable
-def float_to_half(v):
-    """float32 -> IEEE half bits, round to nearest even (NumPy's npy_floatbits_to_halfbits)."""
+def _float_to_half_bits(v):
+    """float32 -> IEEE half bits, round to nearest even, by their bits (NumPy's npy_floatbits_to_halfbits)."""
     f = f32_bits(np.float32(v))
     sign = np.uint16((f & np.uint32(0x80000000)) >> np.uint32(16))
     fe = f & np.uint32(0x7F800000)
@@ -312,6 +312,71 @@ def float_to_half(v):
     if (fs & np.uint32(0x3FFF)) != np.uint32(0x1000):
         fs = fs + np.uint32(0x1000)
     return np.uint16(sign + np.uint16(he + (fs >> np.uint32(13))))
+
+
+@intrinsic
+def _fpext_half(typingctx, h):
+    """The float32 of IEEE half bits ``h`` (an integer; its low 16 bits) by LLVM's ``fpext``."""
+    def codegen(context, builder, sig, args):
+        bits = builder.trunc(args[0], ir.IntType(16)) if args[0].type.width > 16 else args[0]
+        return builder.fpext(builder.bitcast(bits, ir.HalfType()), ir.FloatType())
+    return types.float32(h), codegen
+
+
+@intrinsic
+def _fptrunc_half(typingctx, v):
+    """The IEEE half bits of float32 ``v`` rounded to nearest even, by LLVM's ``fptrunc``."""
+    if v != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+    return types.uint16(v), codegen
+
+
+@register_jitable
+def _half_to_float_f16c(h):
+    """``_half_to_float_bits`` by the conversion instruction (vectorises), a NaN by its bits: the
+    instruction quiets a signalling NaN, NumPy keeps it as it is."""
+    u = np.uint32(h)
+    nan = f32_from_bits(((u & np.uint32(0x8000)) << np.uint32(16)) | np.uint32(0x7F800000)
+                        | ((u & np.uint32(0x03FF)) << np.uint32(13)))
+    return nan if (u & np.uint32(0x7FFF)) > np.uint32(0x7C00) else _fpext_half(u)
+
+
+@register_jitable
+def _float_to_half_f16c(v):
+    """``_float_to_half_bits`` by the conversion instruction (vectorises), a NaN by its bits (NumPy's:
+    the payload's top bits, not quieted; 0x7C01 where those are all zero)."""
+    f = f32_bits(np.float32(v))
+    r = np.uint32(0x7C00) + ((f & np.uint32(0x007FFFFF)) >> np.uint32(13))
+    nan = np.uint16(((f & np.uint32(0x80000000)) >> np.uint32(16)) | max(r, np.uint32(0x7C01)))
+    return nan if (f & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else _fptrunc_half(np.float32(v))
+
+
+#: half <-> float32 by the x86 F16C conversion instructions (``vcvtph2ps``, ``vcvtps2ph``) where the
+#: host has them, which LLVM vectorises (float16, 64 K elements, a new output, 2 threads: add 2.2-4.1 ->
+#: 0.72 ns an element, multiply 2.23 -> 0.76, tanh 1.60 -> 0.91, sigmoid 2.07 -> 0.97); elsewhere by
+#: the bits (without F16C, LLVM's half conversions call a runtime library the JIT may not find)
+def _has_f16c() -> bool:
+    """Whether the code Numba makes here may use F16C: the target's features (``NUMBA_CPU_FEATURES``,
+    else the host's) on x86-64; AArch64 converts halves natively; other machines by the bits."""
+    machine = platform.machine().lower()
+    if machine not in ("x86_64", "amd64"):
+        return machine in ("aarch64", "arm64")
+    from numba.core import config
+    features = config.CPU_FEATURES
+    if features is None:
+        import llvmlite.binding as llvm
+        features = llvm.get_host_cpu_features().flatten()
+    return "+f16c" in features.split(",")
+
+
+_F16C = _has_f16c()
+#: IEEE half bits -> float32 (NumPy's npy_halfbits_to_floatbits: exact, NaN payloads kept)
+half_to_float = _half_to_float_f16c if _F16C else _half_to_float_bits
+#: float32 -> IEEE half bits, round to nearest even (NumPy's npy_floatbits_to_halfbits)
+float_to_half = _float_to_half_f16c if _F16C else _float_to_half_bits
 
 
 @register_jitable
