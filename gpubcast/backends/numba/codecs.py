@@ -315,49 +315,45 @@ def _float_to_half_bits(v):
 
 
 @intrinsic
-def _fpext_half(typingctx, h):
-    """The float32 of IEEE half bits ``h`` (an integer; its low 16 bits) by LLVM's ``fpext``."""
+def _half_to_float_f16c(typingctx, h):
+    """``_half_to_float_bits`` by LLVM's ``fpext`` (x86: the F16C instruction, which vectorises), a NaN by
+    its bits (the instruction quiets a signalling NaN, NumPy keeps it as it is): 32-bit lanes
+    throughout (Numba's own integer ops on a uint32 are 64-bit, and halved the vector width)."""
+    if not isinstance(h, types.Integer):
+        return None
+
     def codegen(context, builder, sig, args):
-        bits = builder.trunc(args[0], ir.IntType(16)) if args[0].type.width > 16 else args[0]
-        return builder.fpext(builder.bitcast(bits, ir.HalfType()), ir.FloatType())
+        i16, i32 = ir.IntType(16), ir.IntType(32)
+        x = args[0]
+        bits = builder.trunc(x, i16) if x.type.width > 16 else builder.zext(x, i16) if x.type.width < 16 else x
+        value = builder.fpext(builder.bitcast(bits, ir.HalfType()), ir.FloatType())
+        u = builder.zext(bits, i32)
+        nan = builder.or_(builder.or_(builder.shl(builder.and_(u, i32(0x8000)), i32(16)), i32(0x7F800000)),
+                          builder.shl(builder.and_(u, i32(0x03FF)), i32(13)))
+        return builder.select(builder.fcmp_unordered("uno", value, value), builder.bitcast(nan, ir.FloatType()),
+                              value)
     return types.float32(h), codegen
 
 
 @intrinsic
-def _fptrunc_half(typingctx, v):
-    """The IEEE half bits of float32 ``v`` rounded to nearest even, by LLVM's ``fptrunc``."""
+def _float_to_half_f16c(typingctx, v):
+    """``_float_to_half_bits`` by LLVM's ``fptrunc`` (x86: the F16C instruction, which vectorises), a NaN
+    by its bits (NumPy's: the payload's top bits, not quieted; 0x7C01 where those are all zero)."""
     if v != types.float32:
         return None
 
     def codegen(context, builder, sig, args):
-        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+        i16, i32 = ir.IntType(16), ir.IntType(32)
+        value = args[0]
+        half = builder.bitcast(builder.fptrunc(value, ir.HalfType()), i16)
+        f = builder.bitcast(value, i32)
+        r = builder.add(i32(0x7C00), builder.lshr(builder.and_(f, i32(0x007FFFFF)), i32(13)))
+        r = builder.select(builder.icmp_unsigned("==", r, i32(0x7C00)), i32(0x7C01), r)
+        nan = builder.trunc(builder.or_(builder.and_(builder.lshr(f, i32(16)), i32(0x8000)), r), i16)
+        return builder.select(builder.fcmp_unordered("uno", value, value), nan, half)
     return types.uint16(v), codegen
 
 
-@register_jitable
-def _half_to_float_f16c(h):
-    """``_half_to_float_bits`` by the conversion instruction (vectorises), a NaN by its bits: the
-    instruction quiets a signalling NaN, NumPy keeps it as it is."""
-    u = np.uint32(h)
-    nan = f32_from_bits(((u & np.uint32(0x8000)) << np.uint32(16)) | np.uint32(0x7F800000)
-                        | ((u & np.uint32(0x03FF)) << np.uint32(13)))
-    return nan if (u & np.uint32(0x7FFF)) > np.uint32(0x7C00) else _fpext_half(u)
-
-
-@register_jitable
-def _float_to_half_f16c(v):
-    """``_float_to_half_bits`` by the conversion instruction (vectorises), a NaN by its bits (NumPy's:
-    the payload's top bits, not quieted; 0x7C01 where those are all zero)."""
-    f = f32_bits(np.float32(v))
-    r = np.uint32(0x7C00) + ((f & np.uint32(0x007FFFFF)) >> np.uint32(13))
-    nan = np.uint16(((f & np.uint32(0x80000000)) >> np.uint32(16)) | max(r, np.uint32(0x7C01)))
-    return nan if (f & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else _fptrunc_half(np.float32(v))
-
-
-#: half <-> float32 by the x86 F16C conversion instructions (``vcvtph2ps``, ``vcvtps2ph``) where the
-#: host has them, which LLVM vectorises (float16, 64 K elements, a new output, 2 threads: add 2.2-4.1 ->
-#: 0.72 ns an element, multiply 2.23 -> 0.76, tanh 1.60 -> 0.91, sigmoid 2.07 -> 0.97); elsewhere by
-#: the bits (without F16C, LLVM's half conversions call a runtime library the JIT may not find)
 def _has_f16c() -> bool:
     """Whether the code Numba makes here may use F16C: the target's features (``NUMBA_CPU_FEATURES``,
     else the host's) on x86-64; AArch64 converts halves natively; other machines by the bits."""
