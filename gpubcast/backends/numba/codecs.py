@@ -336,9 +336,10 @@ def _half_to_float_f16c(typingctx, h):
 
 
 @intrinsic
-def _float_to_half_f16c(typingctx, v):
-    """``_float_to_half_bits`` by LLVM's ``fptrunc`` (x86: the F16C instruction, which vectorises), a NaN
-    by its bits (NumPy's: the payload's top bits, not quieted; 0x7C01 where those are all zero)."""
+def _float32_to_half_f16c(typingctx, v):
+    """``_float_to_half_bits`` of a float32 by LLVM's ``fptrunc`` (x86: the F16C instruction, which
+    vectorises), a NaN by its bits (NumPy's: the payload's top bits, not quieted; 0x7C01 where those
+    are all zero)."""
     if v != types.float32:
         return None
 
@@ -352,6 +353,12 @@ def _float_to_half_f16c(typingctx, v):
         nan = builder.trunc(builder.or_(builder.and_(builder.lshr(f, i32(16)), i32(0x8000)), r), i16)
         return builder.select(builder.fcmp_unordered("uno", value, value), nan, half)
     return types.uint16(v), codegen
+
+
+@register_jitable
+def _float_to_half_f16c(v):
+    """``_float_to_half_bits`` (any real ``v``, through float32 as it does) by ``_float32_to_half_f16c``."""
+    return _float32_to_half_f16c(np.float32(v))
 
 
 def _has_f16c() -> bool:
