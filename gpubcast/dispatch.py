@@ -123,9 +123,9 @@ def apply(op: Op, inputs, *, rule: str = "numpy", axis: int = -1, axes_mapping=N
         return out
     slots = None if key is None or widened or not hasattr(be, "prepare") else _input_slots(inputs, arrays, loop)
     if slots is not None:
-        options = dict(rule=rule, axis=axis, axes_mapping=axes_mapping, dtype=dtype, target=target, shape=shape)
-        runner = HOT.note(key, lambda: _converting_in_pass(be, op, inputs, out, slots, options)
-                          or _prepared(be, op, p, arrays, out_dtype, slots))
+        runner = HOT.note(key, lambda: _converting_in_pass(be, op, inputs, out, slots, dict(
+            rule=rule, axis=axis, axes_mapping=axes_mapping, dtype=dtype, target=target, shape=shape))
+            or _prepared(be, op, p, arrays, out_dtype, slots))
         if runner is not None:  # the second sighting: prepared now
             if table is not None and hasattr(runner, "compiled"):
                 compiled_calls.register(table, out, inputs, *runner.compiled)
@@ -225,7 +225,7 @@ def _converting_in_pass(be, op, inputs, out, slots, options):
     float32 and a float64 array added), the registered maker's runner (``convert_in_pass``) that
     converts them as the pass reads them, or None.  A converted copy is a pass over memory of its own,
     and, written by one thread, the walk's other threads read it from another core's cache (float32 +
-    float64, 64 K elements, 2 threads: 35-110 us through copies, NumPy 28, one fused pass 10)."""
+    float64, 64 K elements, 2 threads: 42-44 us through a copy, NumPy 28, converted in the pass 8-16)."""
     if not _IN_PASS or not hasattr(be, "prepare_fused") or not all(type(x) is _ndarray for x in inputs) \
             or not any(type(s) is Cast for s in slots) or any(s is not None and type(s) is not Cast for s in slots):
         return None

@@ -36,7 +36,7 @@ from .cache import JIT, cfunc
 from .codecs import convert
 from .memory import ROW_SIGNATURE, load, store, vector_width
 from .meta import H_ND, H_NOPS, H_TRANSPOSED, HEADER
-from .rows import TILE_SLOT, TILE_SLOTS, TILED_RUN, vector_bits, short_rows, tile_row
+from .rows import TILE_SLOT, TILE_SLOTS, TILED_RUN, short_rows, tile_row, vector_bits
 
 #: a row's inner stride class per operand: unit, zero, or any other
 UNIT, ZERO, STRIDED = "u", "z", "s"
