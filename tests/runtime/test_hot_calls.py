@@ -173,6 +173,25 @@ def test_calls_that_convert_their_arrays_convert_in_the_pass(fn, a, b, kw, monke
     assert made, "the converting runner was never asked for"
 
 
+def test_converting_calls_into_an_input_or_a_shifted_one(monkeypatch):
+    """A call converting one array in the pass, with out= the other input itself or overlapping it one
+    element shifted, gives NumPy's values on every call (inputs read before out= is written)."""
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(16))
+    compiled_calls.clear()
+    rng = np.random.default_rng(3)
+    for n in (1000, 70000):
+        a = rng.random(n).astype(np.float32)
+        for _ in range(3):
+            y = rng.random(n)
+            want = a.astype(np.float64) + y
+            assert gb.add(a, y, out=y) is y
+            np.testing.assert_array_equal(y, want)
+            y = rng.random(n + 1)
+            want = a.astype(np.float64) + y[1:]
+            gb.add(a, y[1:], out=y[:-1])
+            np.testing.assert_array_equal(y[:-1], want)
+
+
 def test_object_casts_keep_the_general_paths_errors():
     o = np.array(["1", "x", 2], dtype=object)
     for _ in range(3):
