@@ -58,10 +58,15 @@ def heavy(op) -> bool:
 
 
 def light(op, in_dtypes, out_dtype) -> bool:
-    """Whether ``op``'s rows stream memory, their loops ``rows.LIGHT_BITS`` wide: not heavy, and no input
-    wider than the output (a comparison's 256-bit loop packs its bools slower: float32 greater, 4 M
-    elements, one core, 0.27 against 0.22 ns an element)."""
-    return not heavy(op) and all(np.dtype(d).itemsize <= np.dtype(out_dtype).itemsize for d in in_dtypes)
+    """Whether ``op``'s rows stream memory, their loops ``rows.LIGHT_BITS`` wide: not heavy (``heavy``),
+    and ``unnarrowed``."""
+    return not heavy(op) and unnarrowed(in_dtypes, out_dtype)
+
+
+def unnarrowed(in_dtypes, out_dtype) -> bool:
+    """No input wider than the output (a comparison's 256-bit loop packs its bools slower: float32
+    greater, 4 M elements, one core, 0.27 against 0.22 ns an element)."""
+    return all(np.dtype(d).itemsize <= np.dtype(out_dtype).itemsize for d in in_dtypes)
 #: True in a forked child of a process whose OpenMP threads started: GNU OpenMP kills such a child
 #: at its first parallel region, so it runs the serial drivers (``_after_fork_in_child``)
 _FORKED_FROM_OMP = False
@@ -308,7 +313,7 @@ class NumbaBackend(HostArrays):
         threshold = PARALLEL_MIN_HEAVY if heavy_steps else 0
         meta = self.meta(p, Spec("fused", None, raws, views, parallel_min=threshold))
         spec = _fused_spec(program, out_dtype, fused.pattern(meta), raws, views, bool(meta[H_FLAGS] & SHORT_ROWS),
-                           not heavy_steps and all(d.itemsize <= out_dtype.itemsize for d in dtypes))
+                           not heavy_steps and unnarrowed(dtypes, out_dtype))
         spec.parallel_min = threshold
         return spec, meta
 
