@@ -227,7 +227,7 @@ def _converting_in_pass(be, op, inputs, out, slots, options):
     and, written by one thread, the walk's other threads read it from another core's cache (float32 +
     float64, 64 K elements, 2 threads: 42-44 us through a copy, NumPy 28, converted in the pass 8-16)."""
     if not _IN_PASS or not hasattr(be, "prepare_fused") or not all(type(x) is _ndarray for x in inputs) \
-            or not any(type(s) is Cast for s in slots) or any(s is not None and type(s) is not Cast for s in slots):
+            or {type(s) for s in slots if s is not None} != {Cast}:   # arrays only, some converted
         return None
     return _IN_PASS[0](be, op, inputs, out, options)
 
