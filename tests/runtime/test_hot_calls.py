@@ -192,6 +192,44 @@ def test_converting_calls_into_an_input_or_a_shifted_one(monkeypatch):
             np.testing.assert_array_equal(y[:-1], want)
 
 
+def test_converting_runners_are_bounded_survive_an_interrupted_preparation_and_serve_a_forked_child(monkeypatch):
+    """The converting runners live in dispatch's bounded map; a preparation cut short (an exception in
+    the maker) leaves the signature to be prepared at its next call, with the same values; a forked
+    child runs the parent's runner (the thread pool's walk: 70000 elements) on its own arrays."""
+    import os
+
+    monkeypatch.setattr(dispatch, "HOT", HotCalls(4))
+    compiled_calls.clear()
+    for n in range(10, 20):                      # ten signatures, a map of four
+        a, b = np.arange(n, dtype=np.float32), np.arange(n, dtype=np.float64)
+        for _ in range(2):
+            np.testing.assert_array_equal(gb.add(a, b), a.astype(np.float64) + b)
+        assert len(dispatch.HOT.runners) <= 4
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    a, b = np.linspace(0, 1, 70000, dtype=np.float32), np.linspace(2, 3, 70000)
+    want = a.astype(np.float64) + b
+    real = dispatch._IN_PASS[0]
+    monkeypatch.setattr(dispatch, "_IN_PASS", [interrupted])
+    np.testing.assert_array_equal(gb.add(a, b), want)         # seen once
+    with pytest.raises(KeyboardInterrupt):
+        gb.add(a, b)                                           # prepared: cut short
+    monkeypatch.setattr(dispatch, "_IN_PASS", [real])
+    for _ in range(2):
+        np.testing.assert_array_equal(gb.add(a, b), want)     # prepared now, then served
+    assert dispatch.HOT.runners[next(k for k in dispatch.HOT.runners if k[0] == "add" and k[2] == a.shape)] \
+        not in (hot_calls.noted, hot_calls.no_runner)
+    pid = os.fork()
+    if pid == 0:                                               # the child: its own arrays, the parent's runner
+        c = a * 2
+        ok = np.array_equal(gb.add(c, b), c.astype(np.float64) + b)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    np.testing.assert_array_equal(gb.add(a, b), want)
+
+
 def test_object_casts_keep_the_general_paths_errors():
     o = np.array(["1", "x", 2], dtype=object)
     for _ in range(3):
